@@ -1,0 +1,154 @@
+"""The case catalog: manifests from cases/catalog.toml plus models found in the onnx wheel.
+
+Listing never builds or loads a model, so `list` and pytest collection stay fast;
+`Case.model()` does the work when a check needs it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import fnmatch
+import functools
+import importlib.util
+import os
+import tomllib
+
+import onnx
+
+from .verdict import BadInput
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES_DIR = os.environ.get("HARNESS_CASES", os.path.join(ROOT, "cases"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    source: str                  # darknet:..., builder:..., onnx-wheel:..., file:...
+    tags: tuple[str, ...] = ()
+    layout: str = "nchw"
+
+    @property
+    def slow(self) -> bool:
+        return "slow" in self.tags
+
+    def model(self) -> onnx.ModelProto:
+        kind, _, ref = self.source.partition(":")
+        if kind == "darknet":
+            from . import darknet
+            with open(os.path.join(CASES_DIR, "darknet", ref)) as handle:
+                return darknet.build(handle.read())
+        if kind == "builder":
+            return getattr(_handwritten(), ref)()
+        if kind == "onnx-wheel":
+            return onnx.load(os.path.join(onnx_data_dir(), ref))
+        if kind == "file":
+            return load_onnx_file(ref)
+        raise BadInput(f"case {self.id}: unknown source kind {kind!r}")
+
+    def manifest(self) -> dict:
+        return {"id": self.id, "source": self.source, "tags": list(self.tags),
+                "layout": self.layout}
+
+
+def onnx_data_dir() -> str:
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+
+
+@functools.cache
+def _handwritten():
+    path = os.path.join(CASES_DIR, "handwritten.py")
+    spec = importlib.util.spec_from_file_location("harness_cases_handwritten", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_onnx_file(path: str) -> onnx.ModelProto:
+    """A user's ONNX file, or a one-line reason why it cannot be one."""
+    if not os.path.exists(path):
+        raise BadInput(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise BadInput(f"{path} is a directory; pass an .onnx file or a case id")
+    try:
+        model = onnx.load(path)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises several types
+        raise BadInput(f"{path} is not a readable ONNX model ({type(exc).__name__}: "
+                       f"{str(exc).strip() or 'bad protobuf'}); re-export it from your framework")
+    if not model.graph.node:
+        raise BadInput(f"{path} holds no ONNX graph (zero nodes); is it an ONNX model?")
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:  # noqa: BLE001
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(f"{path} is not a valid ONNX model: {first}")
+    return model
+
+
+def _discover(rule: dict, slow: set[str]) -> list[Case]:
+    base = os.path.join(onnx_data_dir(), rule["dir"])
+    if not os.path.isdir(base):
+        return []
+    wanted = set(rule.get("ops", []))
+    found = []
+    for entry in sorted(os.listdir(base)):
+        path = os.path.join(base, entry)
+        if os.path.isdir(path):
+            path = os.path.join(path, "model.onnx")
+        if not path.endswith(".onnx") or not os.path.exists(path):
+            continue
+        case_id = os.path.splitext(entry)[0].removeprefix("test_")
+        if wanted and not wanted & _op_types(path):
+            continue
+        found.append(Case(case_id, "onnx-wheel:" + os.path.relpath(path, onnx_data_dir()),
+                          _tags(rule.get("tags", []), case_id, slow)))
+    return found
+
+
+def _op_types(path: str) -> set[str]:
+    return {node.op_type for node in onnx.load(path, load_external_data=False).graph.node}
+
+
+def _tags(tags, case_id: str, slow: set[str]) -> tuple[str, ...]:
+    return tuple(tags) + (("slow",) if case_id in slow else ())
+
+
+@functools.cache
+def catalog() -> tuple[Case, ...]:
+    with open(os.path.join(CASES_DIR, "catalog.toml"), "rb") as handle:
+        data = tomllib.load(handle)
+    slow = set(data.get("slow", {}).get("cases", []))
+    cases = [Case(c["id"], c["source"], _tags(c.get("tags", []), c["id"], slow),
+                  c.get("layout", "nchw")) for c in data.get("case", [])]
+    for rule in data.get("discover", []):
+        cases += _discover(rule, slow)
+    ids = [c.id for c in cases]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    if duplicates:
+        raise BadInput(f"catalog.toml: duplicate case ids {sorted(duplicates)}")
+    return tuple(cases)
+
+
+def select(patterns: list[str] | None = None, tags: list[str] | None = None) -> list[Case]:
+    """Cases whose id or a tag matches any glob pattern (all cases when none given)."""
+    cases = list(catalog())
+    if patterns:
+        cases = [c for c in cases
+                 if any(fnmatch.fnmatch(c.id, p) or any(fnmatch.fnmatch(t, p) for t in c.tags)
+                        for p in patterns)]
+    if tags:
+        cases = [c for c in cases if set(tags) & set(c.tags)]
+    return cases
+
+
+def resolve(name: str) -> Case:
+    """A catalog id, or a path to an .onnx file; otherwise a BadInput with suggestions."""
+    by_id = {c.id: c for c in catalog()}
+    if name in by_id:
+        return by_id[name]
+    if name.endswith(".onnx") or os.sep in name or os.path.exists(name):
+        load_onnx_file(name)  # validate now: bad input is exit 2, not a verdict
+        return Case(os.path.abspath(name), "file:" + os.path.abspath(name), ("file",))
+    close = difflib.get_close_matches(name, by_id, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `python -m harness list` shows them"
+    raise BadInput(f"unknown case {name!r}{hint}")

@@ -1,0 +1,146 @@
+"""`python -m harness`: list cases, check one, and the catalog-wide commands.
+
+Exit codes follow `git bisect run`: 0 invariants hold, 1 violated (crash, error
+included), 125 cannot test here (unsupported operator, TVM missing), 2 usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+
+from . import catalog
+from .isolate import DEFAULT_TIMEOUT, run_isolated
+from .stages import EXTRACT, LAYOUTS, Options
+from .verdict import EXIT_USAGE, BadInput, Result
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors: one line, exit 2
+        self.print_usage(sys.stderr)
+        raise BadInput(message)
+
+
+def reproduce_command(case: str, options: Options, timeout: float | None = None) -> str:
+    """The one-line CLI command that re-runs a check with the same options."""
+    words = ["python", "-m", "harness", "check", case, "--layout", options.layout,
+             "--target", options.target]
+    if options.inject_pass:
+        words += ["--inject-pass", options.inject_pass]
+        if options.inject_before != EXTRACT:
+            words += ["--inject-before", options.inject_before]
+    if options.full_copies:
+        words.append("--full-copies")
+    if timeout is not None and timeout != DEFAULT_TIMEOUT:
+        words += ["--timeout", f"{timeout:g}"]
+    return shlex.join(words)
+
+
+def format_result(result: Result) -> str:
+    lines = [f"{result.case}: {result.verdict} ({result.tasks} tasks) on apache-tvm "
+             f"{result.tvm_version} / apache-tvm-ffi {result.tvm_ffi_version}"]
+    for stage in result.stages:
+        flag = "  <- mutated the source" if stage.mutated_source else ""
+        lines.append(f"  {stage.name:<34} {stage.seconds:8.2f} s{flag}")
+    for violation in result.violations:
+        lines.append(f"  {violation.one_line()}")
+    if result.verdict in ("crash", "timeout") and result.stderr_tail:
+        lines.append("  stderr tail:")
+        lines += ["    " + line for line in result.stderr_tail.splitlines()[-15:]]
+    return "\n".join(lines)
+
+
+def progress_printer(case: str):
+    def on_event(event: dict) -> None:
+        if event["event"] == "stage-start":
+            print(f"[{case}] {event['name']} ...", file=sys.stderr, flush=True)
+        elif event["event"] == "violation":
+            print(f"[{case}] ! {event['kind']} at {event['stage']}: {event['path']}",
+                  file=sys.stderr, flush=True)
+    return on_event
+
+
+def _options(args) -> Options:
+    return Options(layout=args.layout or "nchw", target=args.target,
+                   inject_pass=args.inject_pass, inject_before=args.inject_before,
+                   full_copies=args.full_copies)
+
+
+def cmd_list(args) -> int:
+    for case in catalog.select(args.pattern or None):
+        print(f"{case.id}\t{','.join(case.tags)}" if args.tags else case.id)
+    return 0
+
+
+def cmd_check(args) -> int:
+    case = catalog.resolve(args.case)
+    options = _options(args)
+    if args.layout is None:
+        options.layout = case.layout
+    if options.layout not in LAYOUTS:
+        raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}")
+    on_event = None if args.quiet else progress_printer(case.id)
+    result = run_isolated(args.case, options, timeout=args.timeout, on_event=on_event)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(format_result(result))
+        if result.verdict != "pass":
+            print(f"  reproduce: {reproduce_command(args.case, options, args.timeout)}")
+    return result.exit_code
+
+
+def add_check_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--layout", choices=sorted(LAYOUTS), default=None,
+                        help="nhwc runs ConvertLayout (the modern AlterOpLayout); "
+                             "default: the case's own layout")
+    parser.add_argument("--target", default="llvm", help="target kind (default llvm)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                        help="seconds before the child is killed (verdict timeout)")
+    parser.add_argument("--inject-pass", metavar="MODULE:FUNC",
+                        help="extra stage: a callable IRModule -> IRModule, or a Pass")
+    parser.add_argument("--inject-before", default=EXTRACT, metavar="STAGE",
+                        help=f"the stage the injected pass runs before (default {EXTRACT})")
+    parser.add_argument("--full-copies", action="store_true",
+                        help="also run the whole path on each copy of the source "
+                             "(slower; the nightly profile does this)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m harness", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("list", help="one case id a line")
+    p.add_argument("pattern", nargs="*", help="glob over ids and tags, e.g. 'yolo*'")
+    p.add_argument("--tags", action="store_true", help="also print each case's tags")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("check", help="check one case or ONNX file in an isolated child")
+    p.add_argument("case", metavar="CASE_OR_ONNX_PATH")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_check_options(p)
+    p.set_defaults(func=cmd_check)
+
+    for register in _extra_commands():
+        register(sub)
+    return parser
+
+
+def _extra_commands():
+    """Catalog-wide commands live in their own modules; each adds its subparser."""
+    from . import report
+    return [report.register]
+
+
+def main(argv=None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except BadInput as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("harness: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,286 @@
+"""Every difference between TVM releases lives here, and only here.
+
+The rest of the harness calls these functions and never imports `tvm` or
+`tvm_ffi` itself, so adding a release means editing this one file.
+Measured differences (0.25.0 / 0.26.0 / 0.27.0.post1):
+  * tensor annotations are `relax.TensorStructInfo` in 0.25, `relax.TensorType` later;
+  * meta_schedule lives at `tvm.s_tir.meta_schedule` (older trees: `tvm.meta_schedule`);
+  * structural equality lives in `tvm_ffi`, not `tvm.ir` (all three releases);
+  * CLI target strings ("llvm -num-cores 2") are refused: targets are dicts.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+import json
+from typing import Any, Callable, Iterator
+
+
+class TVMUnavailable(Exception):
+    """TVM (or tvm_ffi) cannot be imported here: the case cannot be tested."""
+
+
+@functools.cache
+def tvm():
+    try:
+        import tvm as _tvm
+        import tvm.relax  # noqa: F401  (registers the relax attrs types)
+        import tvm.relax.frontend.onnx  # noqa: F401
+    except Exception as exc:  # ImportError, OSError (undefined symbol), ...
+        raise TVMUnavailable(f"cannot import tvm: {type(exc).__name__}: {exc}") from exc
+    return _tvm
+
+
+@functools.cache
+def ffi():
+    tvm()
+    import tvm_ffi
+    return tvm_ffi
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of the TVM stack, without importing it (works when TVM is broken)."""
+    from importlib import metadata
+    out = {}
+    for key, dist in (("tvm_version", "apache-tvm"), ("tvm_ffi_version", "apache-tvm-ffi")):
+        try:
+            out[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[key] = None
+    return out
+
+
+@functools.cache
+def meta_schedule():
+    for name in ("tvm.s_tir.meta_schedule", "tvm.meta_schedule"):
+        try:
+            tvm()
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise TVMUnavailable("this TVM has no meta_schedule module")
+
+
+# ---- structure -------------------------------------------------------------
+
+def structural_hash(obj) -> int:
+    return ffi().structural_hash(obj)
+
+
+def structural_equal(a, b) -> bool:
+    return bool(ffi().structural_equal(a, b))
+
+
+def first_mismatch(a, b) -> str | None:
+    """Access path (as text) of the first structural difference, or None."""
+    found = ffi().get_first_structural_mismatch(a, b)
+    if found is None:
+        return None
+    return str(found[0])
+
+
+def save_json(obj) -> str:
+    return tvm().ir.save_json(obj)
+
+
+def load_json(text: str):
+    return tvm().ir.load_json(text)
+
+
+def deepcopy(obj):
+    return copy.deepcopy(obj)
+
+
+def is_object(value) -> bool:
+    return isinstance(value, ffi().Object)
+
+
+# ---- reflection ------------------------------------------------------------
+
+def type_key(obj) -> str:
+    return obj.__tvm_ffi_type_info__.type_key
+
+
+def _type_info(key: str):
+    from tvm_ffi.core import _lookup_or_register_type_info_from_type_key
+    return _lookup_or_register_type_info_from_type_key(str(key))
+
+
+def _chain(info) -> Iterator:
+    while info is not None:
+        yield info
+        info = info.parent_type_info
+
+
+def fields_of_type(key: str) -> list[tuple[str, dict]]:
+    """(name, type_schema) of every reflected field, inherited ones included."""
+    out = []
+    for info in reversed(list(_chain(_type_info(key)))):
+        for field in info.fields:
+            schema = field.metadata.get("type_schema")
+            out.append((field.name, json.loads(schema) if schema else {"type": "Any"}))
+    return out
+
+
+def field_names(obj) -> list[str]:
+    return [name for name, _ in fields_of_type(type_key(obj))]
+
+
+def get_field(obj, name: str):
+    if name == "__dict__":  # DictAttrs keeps its payload in a reflected map
+        return dict(obj.items()) if hasattr(obj, "items") else getattr(obj, name)
+    return getattr(obj, name)
+
+
+def registered_attrs_types() -> list[str]:
+    """Every registered type whose ancestors include ir.Attrs."""
+    ffi_mod = ffi()
+    keys = []
+    for key in ffi_mod.registry.get_registered_type_keys():
+        chain = [info.type_key for info in _chain(_type_info(key))]
+        if "ir.Attrs" in chain[1:]:
+            keys.append(str(key))
+    return sorted(keys)
+
+
+def attrs_class(key: str):
+    return _type_info(key).type_cls
+
+
+def make_object(key: str, **fields):
+    """Construct a reflected object by type key (used by the attrs strategies)."""
+    return tvm().ir.make_node(key, **fields)
+
+
+# ---- IR walking -----------------------------------------------------------
+
+def call_attrs(mod) -> list[tuple[str, Any]]:
+    """(location, attrs) for every function's attrs and every relax Call's attrs.
+
+    The order is deterministic for structurally equal modules, which is what lets
+    two copies be compared pairwise.
+    """
+    t = tvm()
+    relax = t.relax
+    out = []
+    for gv, func in sorted(mod.functions.items(), key=lambda kv: kv[0].name_hint):
+        fname = gv.name_hint
+        if getattr(func, "attrs", None) is not None:
+            out.append((f"@{fname}.attrs", func.attrs))
+        if isinstance(func, relax.Function):
+            calls = []
+
+            def visit(expr, calls=calls):
+                if isinstance(expr, relax.Call) and expr.attrs is not None:
+                    calls.append(expr)
+            relax.analysis.post_order_visit(func, visit)
+            for index, call in enumerate(calls):
+                op = getattr(call.op, "name", None) or getattr(call.op, "name_hint", "?")
+                out.append((f"@{fname}/call[{index}]:{op}.attrs", call.attrs))
+    return out
+
+
+def op_names(mod) -> set[str]:
+    t = tvm()
+    relax = t.relax
+    names: set[str] = set()
+    for func in mod.functions.values():
+        if isinstance(func, relax.Function):
+            def visit(expr):
+                if isinstance(expr, relax.Call) and isinstance(expr.op, t.ir.Op):
+                    names.add(expr.op.name)
+            relax.analysis.post_order_visit(func, visit)
+    return names
+
+
+def tensor_annotation(shape, dtype: str):
+    relax = tvm().relax
+    if hasattr(relax, "TensorStructInfo"):  # 0.25
+        return relax.TensorStructInfo(shape, dtype)
+    return relax.TensorType(shape, dtype)
+
+
+def block_builder():
+    return tvm().relax.BlockBuilder()
+
+
+def relax_op():
+    return tvm().relax.op
+
+
+def well_formed(mod) -> bool:
+    return bool(tvm().relax.analysis.well_formed(mod))
+
+
+# ---- the extraction path ---------------------------------------------------
+
+def from_onnx(model, shape_dict: dict | None = None):
+    from tvm.relax.frontend.onnx import from_onnx as _from_onnx
+    tvm()
+    return _from_onnx(model, shape_dict=shape_dict)
+
+
+def is_unsupported_op_error(exc: BaseException) -> bool:
+    """The frontend's way of saying an ONNX operator has no converter."""
+    text = f"{type(exc).__name__}: {exc}"
+    return "OpNotImplemented" in text or "not supported" in text.lower() and "op" in text.lower()
+
+
+def convert_layout(desired: dict[str, list[str]]):
+    return tvm().relax.transform.ConvertLayout(desired)
+
+
+def decompose_ops_for_inference():
+    return tvm().relax.transform.DecomposeOpsForInference()
+
+
+def canonicalize_bindings():
+    return tvm().relax.transform.CanonicalizeBindings()
+
+
+def zero_pipeline():
+    return tvm().relax.get_pipeline("zero")
+
+
+def attach_attr_layout_free_buffers():
+    return tvm().relax.transform.AttachAttrLayoutFreeBuffers()
+
+
+def make_target(kind: str, num_cores: int):
+    return tvm().target.Target({"kind": kind, "num-cores": num_cores})
+
+
+def extract_tasks(mod, target) -> list:
+    return list(meta_schedule().relax_integration.extract_tasks(mod, target))
+
+
+def task_signature(task) -> tuple[str, int, int]:
+    return (str(task.task_name), int(structural_hash(task.dispatched[0])), int(task.weight))
+
+
+def is_pass(obj) -> bool:
+    return isinstance(obj, tvm().transform.Pass)
+
+
+def run_pass(pass_obj, mod):
+    """Run a pass the way a pipeline does (inside a PassContext)."""
+    with tvm().transform.PassContext(opt_level=3):
+        return pass_obj(mod)
+
+
+def is_ir_module(obj) -> bool:
+    return isinstance(obj, tvm().ir.IRModule)
+
+
+def new_module_with(mod, name: str, func):
+    """A fresh IRModule equal to `mod` except that `name` is bound to `func`."""
+    functions = {gv: f for gv, f in mod.functions.items() if gv.name_hint != name}
+    out = tvm().ir.IRModule(functions, attrs=mod.attrs)
+    out[name] = func
+    return out
+
+
+def as_module_pass(func: Callable, name: str):
+    """Wrap a plain IRModule -> IRModule function as a module pass."""
+    return tvm().transform.module_pass(lambda mod, _ctx: func(mod), opt_level=0, name=name)

@@ -1,0 +1,68 @@
+"""Field-by-field comparison of attrs objects, driven by reflection.
+
+Fields are enumerated from `__tvm_ffi_type_info__`, never from a hand list, so a
+field added to any attrs type upstream is compared without editing this file.
+"""
+from __future__ import annotations
+
+from . import compat
+
+_MISSING = object()
+
+
+def _same(a, b) -> bool:
+    if compat.is_object(a) or compat.is_object(b):
+        if not (compat.is_object(a) and compat.is_object(b)):
+            return False
+        return compat.structural_equal(a, b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b or (a != a and b != b)  # NaN equals NaN here
+
+
+def _read(obj, name):
+    try:
+        return compat.get_field(obj, name)
+    except AttributeError:
+        return _MISSING
+
+
+def compare_attrs(a, b) -> tuple[str, str] | None:
+    """(field, detail) of the first difference between two attrs objects, or None."""
+    if a is None or b is None:
+        if a is None and b is None:
+            return None
+        return ("(attrs)", f"one side has no attrs: {a!r} vs {b!r}")
+    key_a, key_b = compat.type_key(a), compat.type_key(b)
+    if key_a != key_b:
+        return ("(type)", f"attrs type {key_a} became {key_b}")
+    for name in compat.field_names(a):
+        left, right = _read(a, name), _read(b, name)
+        if right is _MISSING and left is not _MISSING:
+            return (name, f"field {name} of {key_a} is missing from the copy")
+        if isinstance(left, dict) and isinstance(right, dict):
+            for key in left.keys() | right.keys():
+                if key not in right:
+                    return (f"{name}[{key}]", f"entry {key!r} is missing from the copy")
+                if key not in left:
+                    return (f"{name}[{key}]", f"entry {key!r} appeared in the copy")
+                if not _same(left[key], right[key]):
+                    return (f"{name}[{key}]", f"{left[key]!r} became {right[key]!r}")
+        elif not _same(left, right):
+            return (name, f"field {name} of {key_a}: {left!r} became {right!r}")
+    return None
+
+
+def compare_module_attrs(original, copy) -> tuple[str, str] | None:
+    """(path, detail) of the first attrs field that differs between two modules."""
+    left, right = compat.call_attrs(original), compat.call_attrs(copy)
+    if len(left) != len(right):
+        return ("(attrs count)", f"{len(left)} attrs objects became {len(right)}")
+    for (loc, attrs_a), (loc_b, attrs_b) in zip(left, right):
+        if loc != loc_b:
+            return (loc, f"attrs site {loc} became {loc_b}")
+        found = compare_attrs(attrs_a, attrs_b)
+        if found:
+            field, detail = found
+            return (f"{loc}.{field}", detail)
+    return None

@@ -1,0 +1,162 @@
+"""Run a check in a child process that a TVM crash or hang cannot take down.
+
+A negative return code is a signal (SIGSEGV from tvm-ffi's ToJSONGraph, an abort):
+that becomes a `crash` verdict carrying the signal and the tail of the native
+stack that tvm-ffi and faulthandler print. Past the timeout the whole process
+group is killed and the verdict is `timeout`. The stages that finished before
+either are kept, read back from the child's event log.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable
+
+from .stages import Options
+from .verdict import BadInput, Result, StageRecord, Violation
+
+DEFAULT_TIMEOUT = 900.0
+STACK_TAIL_LINES = 40
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def _native_tail(stderr: str) -> str:
+    lines = stderr.rstrip().splitlines()
+    return "\n".join(lines[-STACK_TAIL_LINES:])
+
+
+def _key_frames(stderr: str, limit: int = 3) -> list[str]:
+    """The innermost C++ frames (tvm::...), which name the crashing function."""
+    frames = [line.strip() for line in stderr.splitlines() if "tvm::" in line]
+    return frames[:limit]
+
+
+class _Events:
+    """Reads the child's JSON-lines event log incrementally."""
+
+    def __init__(self, path: str, on_event: Callable[[dict], None] | None):
+        self.path, self.offset, self.events = path, 0, []
+        self.on_event = on_event
+
+    def poll(self) -> None:
+        try:
+            with open(self.path) as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return
+        complete, _, _ = chunk.rpartition("\n")
+        if not complete:
+            return
+        self.offset += len(complete) + 1
+        for line in complete.splitlines():
+            event = json.loads(line)
+            self.events.append(event)
+            if self.on_event:
+                self.on_event(event)
+
+    def find(self, kind: str) -> dict | None:
+        return next((e for e in reversed(self.events) if e["event"] == kind), None)
+
+    def running_stage(self) -> str:
+        started = [e["name"] for e in self.events if e["event"] == "stage-start"]
+        ended = {e["name"] for e in self.events if e["event"] == "stage-end"}
+        pending = [name for name in started if name not in ended]
+        return pending[-1] if pending else "setup"
+
+    def partial_result(self, case: str, options: Options) -> Result:
+        from .compat import versions
+        result = Result(case=case, options=options.to_json(), **versions())
+        for event in self.events:
+            if event["event"] == "stage-end":
+                fields = {k: v for k, v in event.items() if k != "event"}
+                result.stages.append(StageRecord(**fields))
+            elif event["event"] == "violation":
+                result.add(Violation(**{k: v for k, v in event.items() if k != "event"}))
+        return result
+
+
+def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
+                 python: str | None = None, on_event: Callable[[dict], None] | None = None,
+                 env: dict | None = None) -> Result:
+    """Check `case` in a child; always returns a Result, whatever the child did."""
+    with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
+        spec_path = os.path.join(tmp, "spec.json")
+        events_path = os.path.join(tmp, "events.jsonl")
+        stderr_path = os.path.join(tmp, "stderr.txt")
+        with open(spec_path, "w") as handle:
+            json.dump({"case": case, "options": options.to_json()}, handle)
+        child_env = dict(os.environ if env is None else env)
+        child_env.setdefault("PYTHONFAULTHANDLER", "1")
+        # The child imports this very package, wherever the caller's python is.
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        child_env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (root, child_env.get("PYTHONPATH")) if p)
+        events = _Events(events_path, on_event)
+        with open(stderr_path, "w") as stderr:
+            proc = subprocess.Popen(
+                [python or sys.executable, "-m", "harness.child", spec_path, events_path],
+                stdout=subprocess.DEVNULL, stderr=stderr, env=child_env,
+                start_new_session=True)
+            deadline = time.monotonic() + timeout
+            timed_out = False
+            try:
+                while proc.poll() is None:
+                    events.poll()
+                    if time.monotonic() > deadline:
+                        timed_out = True
+                        _kill_group(proc)
+                        break
+                    time.sleep(0.1)
+            except BaseException:  # Ctrl-C in the parent must not leave a TVM child behind
+                _kill_group(proc)
+                raise
+            proc.wait()
+        events.poll()
+        with open(stderr_path, errors="replace") as handle:
+            stderr_text = handle.read()
+    return _interpret(case, options, proc.returncode, timed_out, timeout, events, stderr_text)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
+               stderr_text: str) -> Result:
+    bad = events.find("bad-input")
+    if bad:
+        raise BadInput(bad["message"])
+    final = events.find("result")
+    if final and not timed_out:
+        result = Result.from_json(final["result"])
+        result.stderr_tail = _native_tail(stderr_text) if result.verdict != "pass" else ""
+        return result
+    result = events.partial_result(case, options)
+    stage = events.running_stage()
+    result.stderr_tail = _native_tail(stderr_text)
+    if timed_out:
+        result.add(Violation("timeout", stage, "(process)",
+                             f"no result after {timeout:g} s; killed while in stage {stage}"))
+    else:
+        cause = (_signal_name(returncode) if returncode < 0
+                 else f"exit code {returncode} without a result")
+        frames = "; ".join(_key_frames(stderr_text)) or "no native frames printed"
+        result.add(Violation("crash", stage, "(process)",
+                             f"{cause} in stage {stage}; native stack: {frames}"))
+    return result
