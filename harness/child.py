@@ -39,6 +39,8 @@ def main(argv=None) -> int:
     with open(spec_path) as handle:
         spec = json.load(handle)
     emit = _writer(events_path)
+    # First, so that a parent reading the log of a crashed child knows what crashed.
+    emit({"event": "start", **compat.versions()})
     try:
         result = run_spec(spec, emit)
     except BadInput as exc:

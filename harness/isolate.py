@@ -76,8 +76,10 @@ class _Events:
         return pending[-1] if pending else "setup"
 
     def partial_result(self, case: str, options: Options) -> Result:
-        from .compat import versions
-        result = Result(case=case, options=options.to_json(), **versions())
+        start = self.find("start") or {}
+        result = Result(case=case, options=options.to_json(),
+                        tvm_version=start.get("tvm_version"),
+                        tvm_ffi_version=start.get("tvm_ffi_version"))
         for event in self.events:
             if event["event"] == "stage-end":
                 fields = {k: v for k, v in event.items() if k != "event"}

@@ -41,13 +41,3 @@ def compare(original, copy, name: str, stage: str) -> Violation | None:
         where, detail = found
         return Violation("lossy-roundtrip", stage, where, f"{name} copy: {detail}")
     return None
-
-
-def check(mod, stage: str, copiers: dict[str, Copier]) -> list[Violation]:
-    out = []
-    for name, copier in copiers.items():
-        copy, failure = copy_with(name, copier, mod, stage)
-        violation = failure or compare(mod, copy, name, stage)
-        if violation:
-            out.append(violation)
-    return out

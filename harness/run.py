@@ -3,6 +3,12 @@
 In-process and unguarded: `isolate` runs this in a child so that a TVM crash
 becomes a verdict. Events go to `emit` as they happen, so a parent that sees
 the child die still knows which stages finished and which one was running.
+
+Cost model (see bench/): per stage one structural hash of the source and of the
+stage's input; round trips of the source and of the module handed to
+extract_tasks, whose copies are then extracted again; one JSON comparison of the
+source at the end. `full_copies` adds round trips of every stage output and the
+whole path over each copy of the source.
 """
 from __future__ import annotations
 
@@ -25,12 +31,18 @@ def import_onnx(model, shape_dict=None):
     """ONNX -> IRModule; an operator without a converter makes the case untestable."""
     try:
         return compat.from_onnx(model, shape_dict), None
+    except compat.TVMUnavailable:
+        raise
     except Exception as exc:  # noqa: BLE001
         kind = "unsupported" if compat.is_unsupported_op_error(exc) else "error"
         return None, Violation(kind, "import", "(frontend)", f"{type(exc).__name__}: {exc}")
 
 
-def _task_diff(expected: list, got: list, name: str) -> Violation | None:
+def signatures(tasks) -> list:
+    return [compat.task_signature(t) for t in tasks]
+
+
+def task_diff(expected: list, got: list, label: str) -> Violation | None:
     if expected == got:
         return None
     names_a, names_b = [t[0] for t in expected], [t[0] for t in got]
@@ -38,12 +50,9 @@ def _task_diff(expected: list, got: list, name: str) -> Violation | None:
         detail = f"task names differ: {sorted(set(names_a) ^ set(names_b)) or names_b}"
     else:
         index = next(i for i, (a, b) in enumerate(zip(expected, got)) if a != b)
-        detail = f"task {names_a[index]} differs (name, hash, weight): {expected[index]} vs {got[index]}"
-    return Violation("lossy-roundtrip", EXTRACT, "tasks", f"extraction on the {name} copy: {detail}")
-
-
-def _signatures(tasks) -> list:
-    return [compat.task_signature(t) for t in tasks]
+        detail = (f"task {names_a[index]} differs (name, hash, weight): "
+                  f"{expected[index]} vs {got[index]}")
+    return Violation("lossy-roundtrip", EXTRACT, "tasks", f"extraction on the {label}: {detail}")
 
 
 class PathRunner:
@@ -60,10 +69,17 @@ class PathRunner:
         result.add(violation)
         self.emit({"event": "violation", **violation.__dict__})
 
-    def _roundtrip(self, result: Result, mod, stage: str) -> None:
-        if self.options.checks:
-            for violation in roundtrip.check(mod, stage, self.copiers):
+    def _copies(self, result: Result, mod, stage: str) -> dict:
+        """Copy `mod` with every copier and compare; the good copies, by copier name."""
+        copies = {}
+        for name, copier in self.copiers.items():
+            copy, failure = roundtrip.copy_with(name, copier, mod, stage)
+            violation = failure or roundtrip.compare(mod, copy, name, stage)
+            if violation:
                 self._violate(result, violation)
+            if copy is not None:
+                copies[name] = copy
+        return copies
 
     def run_model(self, model, result: Result) -> Result:
         """Import an ONNX model (the "import" stage), then check the path over it."""
@@ -80,88 +96,91 @@ class PathRunner:
 
     def run(self, source, result: Result) -> Result:
         """Check the whole path over `source`, the module the caller handed in."""
-        self._roundtrip(result, source, "import")
-        checks = self.options.checks
-        source_fp = Fingerprint.of(source) if checks else None
-        current, before_extract = source, None
-        for stage in self.stages:
-            input_fp = None
-            if checks and current is not source:
-                input_fp = Fingerprint.of(current)
-            if stage.name == EXTRACT:
-                before_extract = current
+        checks, full = self.options.checks, self.options.full_copies
+        source_fp = Fingerprint.of(source, with_json=True) if checks else None
+        if checks:
+            self._copies(result, source, "import")
+        current = source
+        for index, stage in enumerate(self.stages):
+            input_fp = Fingerprint.of(current) if checks and current is not source else None
             self.emit({"event": "stage-start", "name": stage.name})
             started = time.perf_counter()
             try:
-                output = stage.run(current)
+                output, failure = stage.run(current), None
             except Exception as exc:  # noqa: BLE001 - a failing stage is a verdict
                 output, failure = None, exc
-            else:
-                failure = None
             record = StageRecord(stage.name, round(time.perf_counter() - started, 4))
             if checks:
-                source_fp = self._check_mutation(result, record, source, source_fp,
-                                                 current, input_fp)
+                source_fp = self._check_source(result, record, source, source_fp)
+                if input_fp is not None and input_fp.hash_changed(current):
+                    self._violate(result, Violation(
+                        "mutated", stage.name, self._input_path(source_fp, index, current),
+                        "the stage mutated its input IRModule in place"))
             result.stages.append(record)
             self.emit({"event": "stage-end", **record.__dict__})
             if failure is not None:
                 self._violate(result, Violation("error", stage.name, "(exception)",
                                                 f"{type(failure).__name__}: {failure}"))
                 return result
-            if stage.name != EXTRACT and output is not current:
-                self._roundtrip(result, output, stage.name)
+            if stage.name == EXTRACT:
+                break
+            if checks and full and output is not current:
+                self._copies(result, output, stage.name)
             current = output
-        result.tasks = len(current)
+        result.tasks = len(output)
         if checks:
-            self._check_copies_extract(result, source, before_extract, _signatures(current))
-        return result
-
-    def _check_mutation(self, result, record, source, source_fp, current, input_fp):
-        """Re-fingerprint the source (and the stage's own input); return the new baseline."""
-        path = source_fp.changed_path(source)
-        if path is not None:
-            record.mutated_source = True
-            self._violate(result, Violation(
-                "mutated", record.name, path, "the stage mutated the source IRModule in place"))
-            # Move the baseline so a later stage is blamed only for its own mutation.
-            source_fp = Fingerprint.of(source)
-        if input_fp is not None:
-            path = input_fp.changed_path(current)
+            self._check_final(result, current, signatures(output))
+            if full:
+                self._check_source_copies(result, source, signatures(output))
+            path = source_fp.changed_path(source)
             if path is not None:
                 self._violate(result, Violation(
-                    "mutated", record.name, path, "the stage mutated its input IRModule in place"))
-        return source_fp
+                    "mutated", "(whole path)", path, "the source changed outside structure"))
+        return result
 
-    def _check_copies_extract(self, result, source, before_extract, expected) -> None:
-        """Copies extract the same tasks: the final module always, the source if asked."""
-        extract = self.stages[-1]
-        for name, copier in self.copiers.items():
-            inputs = [("final module", before_extract)]
-            if self.options.full_copies:
-                inputs.append(("source", source))
-            for label, mod in inputs:
-                copy, failure = roundtrip.copy_with(name, copier, mod, EXTRACT)
-                if failure:
-                    self._violate(result, failure)
-                    continue
-                if label == "source":
-                    copy = self._run_quietly(copy)
-                    if copy is None:
-                        self._violate(result, Violation(
-                            "error", EXTRACT, "(copy)", f"the path failed on the {name} copy"))
-                        continue
-                    got = _signatures(copy)
-                else:
-                    got = _signatures(extract.run(copy))
-                violation = _task_diff(expected, got, f"{name} ({label})")
-                if violation:
-                    self._violate(result, violation)
+    def _check_source(self, result, record, source, source_fp) -> Fingerprint:
+        """Blame the stage if the source's hash moved; return the baseline for the next."""
+        if not source_fp.hash_changed(source):
+            return source_fp
+        record.mutated_source = True
+        self._violate(result, Violation("mutated", record.name, source_fp.changed_path(source),
+                                        "the stage mutated the source IRModule in place"))
+        # Move the baseline so a later stage is blamed only for its own mutation.
+        return Fingerprint.of(source, with_json=True)
 
-    def _run_quietly(self, mod):
-        """The bare path over a copy: its tasks, or None if a stage raised."""
+    def _input_path(self, source_fp: Fingerprint, index: int, mutated) -> str:
+        """Where the stage's input changed: replay the earlier stages over a pristine copy."""
         try:
-            for stage in self.stages:
-                mod = stage.run(mod)
-        except Exception:  # noqa: BLE001
-            return None
-        return mod
+            pristine = source_fp.snapshot()
+            for stage in self.stages[:index]:
+                pristine = stage.run(pristine)
+            return compat.first_mismatch(pristine, mutated) or "(structural hash changed)"
+        except Exception as exc:  # noqa: BLE001 - the path is a courtesy, the verdict stands
+            return f"(structural hash changed; replay failed: {type(exc).__name__})"
+
+    def _check_final(self, result, final, expected) -> None:
+        """The module handed to extract_tasks round-trips, and its copies give the same tasks."""
+        extract = self.stages[-1]
+        for name, copy in self._copies(result, final, EXTRACT).items():
+            violation = task_diff(expected, signatures(extract.run(copy)),
+                                  f"{name} copy of its input")
+            if violation:
+                self._violate(result, violation)
+
+    def _check_source_copies(self, result, source, expected) -> None:
+        """The whole path over each copy of the source gives the same tasks."""
+        for name, copier in self.copiers.items():
+            copy, failure = roundtrip.copy_with(name, copier, source, "import")
+            if failure:
+                continue  # already reported by the source round trip
+            try:
+                for stage in self.stages:
+                    copy = stage.run(copy)
+            except Exception as exc:  # noqa: BLE001
+                self._violate(result, Violation(
+                    "error", stage.name, f"({name} copy)",
+                    f"the path failed on the {name} copy of the source: {type(exc).__name__}: {exc}"))
+                continue
+            violation = task_diff(expected, signatures(copy), f"{name} copy of the source")
+            if violation:
+                self._violate(result, violation)

@@ -1,0 +1,50 @@
+"""The known-issue registry: case x TVM/ffi version range -> expected verdict.
+
+Tests turn a matching entry into a strict xfail, so an upstream fix shows up as
+an unexpected pass and forces the registry to be updated.
+"""
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import functools
+import os
+import tomllib
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from .catalog import CASES_DIR
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownIssue:
+    case: str            # glob over case ids
+    verdict: str
+    reference: str
+    evidence: str = ""
+    tvm: str = ""        # PEP 440 specifier over apache-tvm, "" = any
+    tvm_ffi: str = ""    # over apache-tvm-ffi
+    layout: str = ""     # "" = any
+
+    def matches(self, case: str, versions: dict, layout: str = "nchw") -> bool:
+        if not fnmatch.fnmatch(case, self.case) or (self.layout and self.layout != layout):
+            return False
+        for spec, have in ((self.tvm, versions.get("tvm_version")),
+                           (self.tvm_ffi, versions.get("tvm_ffi_version"))):
+            if spec and (have is None or Version(have) not in SpecifierSet(spec, prereleases=True)):
+                return False
+        return True
+
+
+@functools.cache
+def registry(path: str | None = None) -> tuple[KnownIssue, ...]:
+    path = path or os.path.join(CASES_DIR, "known_issues.toml")
+    if not os.path.exists(path):
+        return ()
+    with open(path, "rb") as handle:
+        return tuple(KnownIssue(**entry) for entry in tomllib.load(handle).get("issue", []))
+
+
+def lookup(case: str, versions: dict, layout: str = "nchw") -> KnownIssue | None:
+    return next((k for k in registry() if k.matches(case, versions, layout)), None)

@@ -1,0 +1,38 @@
+"""Shared test helpers: run the real path in-process or the CLI in a subprocess."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from harness import catalog
+from harness.run import PathRunner
+from harness.stages import Options
+from harness.verdict import Result
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEEDED = os.path.join(ROOT, "tests", "seeded.py")
+SMALL_CASE = "conv-reshape-concat"   # a real conv/reshape/concat graph, ~1 s through the path
+
+
+def run_in_process(case: str = SMALL_CASE, copiers=None, **options) -> Result:
+    runner = PathRunner(Options(**options), copiers=copiers)
+    return runner.run_model(catalog.resolve(case).model(), Result(case))
+
+
+def cli(*args, python: str = sys.executable, timeout: float = 600):
+    """(exit code, stdout, stderr) of `python -m harness ARGS` run from the repo root."""
+    proc = subprocess.run([python, "-m", "harness", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def cli_json(*args, **kwargs):
+    code, out, err = cli(*args, "--json", "--quiet", **kwargs)
+    assert out.strip(), f"no JSON on stdout (exit {code}); stderr:\n{err}"
+    return code, json.loads(out), err
+
+
+def seeded(name: str) -> str:
+    return f"{SEEDED}:{name}"

@@ -1,0 +1,71 @@
+"""Seeded violations: passes and copiers that break an invariant on purpose.
+
+They prove each guard bites. Loaded by the tests and, through --inject-pass
+tests/seeded.py:NAME, by the CLI in a child process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import tvm
+
+
+def mutate_in_place(mod):
+    """Rebind `main` inside the module it was handed: every holder sees the change."""
+    gv = mod.get_global_var("main")
+    mod[gv] = mod[gv].with_attr("harness_seeded", "mutated")
+    return mod
+
+
+def fresh_module(mod):
+    """The same rewrite, done right: a new module, the input left alone."""
+    out = tvm.ir.IRModule(dict(mod.functions.items()), attrs=mod.attrs)
+    gv = out.get_global_var("main")
+    out[gv] = out[gv].with_attr("harness_seeded", "fresh")
+    return out
+
+
+@tvm.transform.module_pass(opt_level=0, name="SeededMutatingPass")
+def mutating_pass(mod, _ctx):
+    """The same mutation as a tvm.transform.Pass object."""
+    return mutate_in_place(mod)
+
+
+def abort(mod):
+    os.abort()
+
+
+def hang(mod):
+    time.sleep(3600)
+    return mod
+
+
+def _edit_json(mod, edit):
+    graph = json.loads(tvm.ir.save_json(mod))
+    edit(graph)
+    return tvm.ir.load_json(json.dumps(graph))
+
+
+def drop_field(type_key: str, field: str):
+    """A JSON copier that loses `field` of every `type_key` node (the seed bug's shape)."""
+    def copier(mod):
+        def edit(graph):
+            for node in graph["nodes"]:
+                if node["type"] == type_key:
+                    node["data"].pop(field, None)
+        return _edit_json(mod, edit)
+    return copier
+
+
+def change_string_field(type_key: str, field: str, value: str):
+    """A JSON copier that rewrites a string field of every `type_key` node."""
+    def copier(mod):
+        def edit(graph):
+            graph["nodes"].append({"type": "ffi.String", "data": value})
+            for node in graph["nodes"]:
+                if node["type"] == type_key:
+                    node["data"][field] = len(graph["nodes"]) - 1
+        return _edit_json(mod, edit)
+    return copier

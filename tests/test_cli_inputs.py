@@ -1,0 +1,57 @@
+"""Bad input is exit 2 with one clear line on stderr, never a traceback."""
+import pytest
+
+from helpers import cli
+
+
+def _one_line_error(code, err):
+    assert code == 2
+    lines = [line for line in err.strip().splitlines() if line.startswith("harness: error:")]
+    assert lines, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_garbage_bytes_as_onnx(tmp_path):
+    path = tmp_path / "garbage.onnx"
+    path.write_bytes(b"\x00\xffnot a protobuf\x13\x37" * 20)
+    code, _, err = cli("check", str(path))
+    assert "not a" in _one_line_error(code, err)
+
+
+def test_missing_path(tmp_path):
+    code, _, err = cli("check", str(tmp_path / "missing.onnx"))
+    assert "no such file" in _one_line_error(code, err)
+
+
+def test_unknown_case_suggests_close_matches():
+    code, _, err = cli("check", "yolov3-tiyn")
+    line = _one_line_error(code, err)
+    assert "unknown case" in line and "yolov3-tiny" in line
+
+
+def test_bad_inject_spec():
+    code, _, err = cli("check", "Conv2d", "--inject-pass", "no_such_module_xyz:f")
+    assert "cannot import" in _one_line_error(code, err)
+
+
+@pytest.mark.parametrize("args", [["check"], ["nonsense"], ["check", "Conv2d", "--layout", "abcd"]])
+def test_usage_errors(args):
+    _one_line_error(*cli(*args)[::2])
+
+
+def test_list_prints_one_id_a_line():
+    code, out, _ = cli("list")
+    ids = out.split()
+    assert code == 0 and "yolov3-tiny" in ids and "light_resnet50" in ids
+    assert len(ids) == len(set(ids)) == len(out.strip().splitlines())
+
+
+def test_user_onnx_file_is_checked(tmp_path):
+    from harness import catalog
+    import onnx
+    path = tmp_path / "mine.onnx"
+    onnx.save(catalog.resolve("Conv2d").model(), str(path))
+    code, out, err = cli("check", str(path), "--quiet")
+    assert code == 0, out + err
+    assert ": pass" in out

@@ -1,0 +1,44 @@
+"""Crash isolation: a dying or hanging child becomes a verdict, and the run goes on."""
+import pytest
+
+from harness import compat, envs
+from harness.isolate import run_isolated
+from harness.stages import Options
+from helpers import SMALL_CASE, cli_json, seeded
+
+
+def test_abort_in_a_pass_is_a_crash_verdict():
+    result = run_isolated(SMALL_CASE, Options(inject_pass=seeded("abort")), timeout=300)
+    assert result.verdict == "crash"
+    assert result.violations[-1].stage == "injected"
+    assert "SIGABRT" in result.violations[-1].detail
+    # the stages that finished before the crash are kept
+    assert [s.name for s in result.stages][:2] == ["import", "decompose-ops-for-inference"]
+
+
+def test_run_goes_on_after_a_crash():
+    crashed = run_isolated(SMALL_CASE, Options(inject_pass=seeded("abort")), timeout=300)
+    after = run_isolated(SMALL_CASE, Options(), timeout=300)
+    assert (crashed.verdict, after.verdict) == ("crash", "pass")
+
+
+def test_hang_is_a_timeout_verdict():
+    result = run_isolated(SMALL_CASE, Options(inject_pass=seeded("hang")), timeout=20)
+    assert result.verdict == "timeout"
+    assert result.violations[-1].stage == "injected"
+
+
+def test_cli_crash_exits_1_with_json():
+    code, data, _ = cli_json("check", SMALL_CASE, "--inject-pass", seeded("abort"))
+    assert code == 1 and data["verdict"] == "crash"
+
+
+@pytest.mark.needs_env
+def test_tvm_ffi_0_1_15_segfault_is_reported_as_crash():
+    """apache-tvm 0.27.0.post1 + apache-tvm-ffi 0.1.15.post2: every save_json segfaults."""
+    env = envs.ensure({"apache-tvm": "0.27.0.post1", "apache-tvm-ffi": "0.1.15.post2"})
+    result = run_isolated(SMALL_CASE, Options(), timeout=600, python=envs.python_of(env))
+    assert result.verdict == "crash", result.violations
+    assert result.tvm_ffi_version == "0.1.15.post2"
+    detail = result.violations[-1].detail
+    assert "SIGSEGV" in detail and "ToJSONGraph" in detail, detail
