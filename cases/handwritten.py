@@ -120,3 +120,21 @@ def conv_int8_qdq():
     wdq = g.op("DequantizeLinear", [w, g.const(0.02), g.const(0, np.int8)])
     y = g.op("Conv", [dq, wdq], pads=[1, 1, 1, 1])
     return g.model([("x", [1, 4, 16, 16])], [y])
+
+
+def _conv_block(g):
+    return g.op("Conv", ["x", g.weight(8, 4, 3, 3)], pads=[1, 1, 1, 1])
+
+
+def conv_dropout():
+    """conv then Dropout: relax.nn.dropout returns a tuple (found failing ConvertLayout)."""
+    g = _G()
+    y = g.op("Dropout", [_conv_block(g)])
+    return g.model([("x", [1, 4, 16, 16])], [y])
+
+
+def conv_sum():
+    """Two convs joined by ONNX Sum, as resnet50 and shufflenet do (found failing ConvertLayout)."""
+    g = _G()
+    y = g.op("Sum", [_conv_block(g), _conv_block(g)])
+    return g.model([("x", [1, 4, 16, 16])], [y])

@@ -100,8 +100,12 @@ def _discover(rule: dict, slow: set[str]) -> list[Case]:
         case_id = os.path.splitext(entry)[0].removeprefix("test_")
         if wanted and not wanted & _op_types(path):
             continue
-        found.append(Case(case_id, "onnx-wheel:" + os.path.relpath(path, onnx_data_dir()),
-                          _tags(rule.get("tags", []), case_id, slow)))
+        source = "onnx-wheel:" + os.path.relpath(path, onnx_data_dir())
+        for layout in rule.get("layouts", ["nchw"]):
+            variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
+            tags = _tags(rule.get("tags", []), variant, slow)
+            found.append(Case(variant, source, tags + (("layout",) if layout != "nchw" else ()),
+                              layout))
     return found
 
 

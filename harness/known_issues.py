@@ -19,7 +19,7 @@ from .catalog import CASES_DIR
 
 @dataclasses.dataclass(frozen=True)
 class KnownIssue:
-    case: str            # glob over case ids
+    case: str | tuple    # glob over case ids, or several
     verdict: str
     reference: str
     evidence: str = ""
@@ -28,7 +28,8 @@ class KnownIssue:
     layout: str = ""     # "" = any
 
     def matches(self, case: str, versions: dict, layout: str = "nchw") -> bool:
-        if not fnmatch.fnmatch(case, self.case) or (self.layout and self.layout != layout):
+        globs = (self.case,) if isinstance(self.case, str) else self.case
+        if not any(fnmatch.fnmatch(case, g) for g in globs) or (self.layout and self.layout != layout):
             return False
         for spec, have in ((self.tvm, versions.get("tvm_version")),
                            (self.tvm_ffi, versions.get("tvm_ffi_version"))):
@@ -43,7 +44,9 @@ def registry(path: str | None = None) -> tuple[KnownIssue, ...]:
     if not os.path.exists(path):
         return ()
     with open(path, "rb") as handle:
-        return tuple(KnownIssue(**entry) for entry in tomllib.load(handle).get("issue", []))
+        entries = tomllib.load(handle).get("issue", [])
+    return tuple(KnownIssue(**{**e, "case": e["case"] if isinstance(e["case"], str) else tuple(e["case"])})
+                 for e in entries)
 
 
 def lookup(case: str, versions: dict, layout: str = "nchw") -> KnownIssue | None:

@@ -22,6 +22,10 @@ INVARIANTS = {
 INCOMPLETE = ("crash", "timeout", "error")   # the invariants could not be established
 
 
+class KnownVerdict(AssertionError):
+    """The verdict the known-issue registry expects for this case here."""
+
+
 def pytest_addoption(parser):
     group = parser.getgroup("tvm-harness", "TVM extraction invariants")
     group.addoption("--case", action="append", default=[], metavar="GLOB",
@@ -82,8 +86,10 @@ def pytest_generate_tests(metafunc):
             known = known_issues.lookup(case.id, versions,
                                         metafunc.config.getoption("layout") or case.layout)
             if known:
-                marks.append(pytest.mark.xfail(
-                    strict=True, reason=f"known {known.verdict}: {known.reference}"))
+                # Only the registered verdict xfails; a pass is a strict XPASS (update the
+                # registry), any other verdict is a plain failure.
+                marks.append(pytest.mark.xfail(strict=True, raises=KnownVerdict,
+                                               reason=f"known {known.verdict}: {known.reference}"))
             params.append(pytest.param(case, invariant, id=f"{case.id}-{invariant}", marks=marks))
     metafunc.parametrize(("catalog_case", "invariant"), params)
 
@@ -106,11 +112,14 @@ def case_result(request, catalog_case, _results):
     request.node.user_properties += [("verdict", result.verdict), ("tasks", result.tasks),
                                      ("tvm_version", result.tvm_version),
                                      ("tvm_ffi_version", result.tvm_ffi_version)]
-    return result, reproduce_command(catalog_case.id, options)
+    known = known_issues.lookup(catalog_case.id, result.__dict__, options.layout)
+    return result, reproduce_command(catalog_case.id, options), known
 
 
-def assert_invariant(result, invariant: str, command: str) -> None:
+def assert_invariant(result, invariant: str, command: str, known=None) -> None:
     """Fail with the violation path and a one-line CLI reproducer."""
+    if known is not None and result.verdict == known.verdict:
+        raise KnownVerdict(f"{result.case}: {known.verdict} as registered ({known.reference})")
     if result.verdict == "unsupported":
         pytest.skip(f"cannot test on this TVM: {result.violations[0].detail}")
     relevant = [v for v in result.violations

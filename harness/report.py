@@ -1,6 +1,121 @@
-"""`python -m harness report`: run the catalog and write Markdown and JSON tables."""
+"""`python -m harness report`: run the catalog and write Markdown and JSON tables.
+
+Each finished case is appended to `rows.jsonl` at once, so an interrupted run
+keeps what it finished and `--resume` picks up from there.
+"""
 from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import sys
+import time
+
+from . import catalog, compat
+from .isolate import DEFAULT_TIMEOUT, run_isolated
+from .stages import Options
+from .verdict import Result
+
+
+def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
+    return {"case": case.id, "tags": list(case.tags), "layout": result.options.get("layout"),
+            "verdict": result.verdict, "tasks": result.tasks, "wall_seconds": round(wall, 2),
+            "stages": {s.name: s.seconds for s in result.stages},
+            "violations": [v.one_line() for v in result.violations],
+            "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version}
+
+
+def read_rows(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def markdown(rows: list[dict]) -> str:
+    stage_names = []
+    for row in rows:
+        stage_names += [s for s in row["stages"] if s not in stage_names]
+    head = ["case", "verdict", "tasks", "wall s", *stage_names, "tvm", "tvm-ffi"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in sorted(rows, key=lambda r: r["case"]):
+        cells = [row["case"], row["verdict"], str(row["tasks"]), f"{row['wall_seconds']:.1f}"]
+        cells += [f"{row['stages'][s]:.2f}" if s in row["stages"] else "" for s in stage_names]
+        cells += [str(row["tvm_version"]), str(row["tvm_ffi_version"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    counts = {}
+    for row in rows:
+        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+    summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    problems = [f"- **{r['case']}**: {v}" for r in rows for v in r["violations"]]
+    return "\n".join([f"# Extraction invariants: {len(rows)} cases ({summary})", "", *lines,
+                      "", "## Violations", "", *(problems or ["none"]), ""])
+
+
+def write_tables(rows: list[dict], out_dir: str) -> None:
+    with open(os.path.join(out_dir, "report.json"), "w") as handle:
+        json.dump({"rows": rows}, handle, indent=1)
+    with open(os.path.join(out_dir, "report.md"), "w") as handle:
+        handle.write(markdown(rows))
+
+
+def cmd_report(args) -> int:
+    os.makedirs(args.out, exist_ok=True)
+    rows_path = os.path.join(args.out, "rows.jsonl")
+    versions = compat.versions()
+    done = {}
+    if args.resume:
+        done = {r["case"]: r for r in read_rows(rows_path)
+                if r["tvm_version"] == versions["tvm_version"]
+                and r["tvm_ffi_version"] == versions["tvm_ffi_version"]}
+    elif os.path.exists(rows_path):
+        os.remove(rows_path)
+    cases = [c for c in catalog.select(args.pattern or None)
+             if args.all or not c.slow or args.pattern]
+    todo = [c for c in cases if c.id not in done]
+    print(f"report: {len(cases)} cases, {len(done)} already done, {args.jobs} at a time",
+          file=sys.stderr)
+    rows = list(done.values())
+    started = time.monotonic()
+
+    def one(case):
+        t0 = time.monotonic()
+        options = Options(layout=args.layout or case.layout, target=args.target)
+        return case, run_isolated(case.id, options, timeout=args.timeout), time.monotonic() - t0
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool, \
+                open(rows_path, "a", buffering=1) as sink:
+            for index, future in enumerate(
+                    concurrent.futures.as_completed([pool.submit(one, c) for c in todo]), 1):
+                case, result, wall = future.result()
+                row = row_of(case, result, wall)
+                sink.write(json.dumps(row) + "\n")
+                rows.append(row)
+                print(f"[{index}/{len(todo)}] {case.id}: {result.verdict} "
+                      f"({result.tasks} tasks, {wall:.1f} s)", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        print(f"report: interrupted; {len(rows)} rows kept in {rows_path} (--resume continues)",
+              file=sys.stderr)
+        write_tables(rows, args.out)
+        return 130
+    write_tables(rows, args.out)
+    print(f"report: {len(rows)} rows in {time.monotonic() - started:.0f} s -> "
+          f"{os.path.join(args.out, 'report.md')}", file=sys.stderr)
+    bad = [r for r in rows if r["verdict"] not in ("pass", "unsupported")]
+    return 1 if bad else 0
 
 
 def register(sub) -> None:
-    pass
+    p = sub.add_parser("report", help="run the catalog, write report.md and report.json")
+    p.add_argument("pattern", nargs="*", help="glob over case ids and tags (default: all)")
+    p.add_argument("--out", default="reports", help="output folder (default ./reports)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="cases checked at once (default: one per core)")
+    p.add_argument("--all", action="store_true", help="include cases tagged slow")
+    p.add_argument("--resume", action="store_true",
+                   help="keep rows already in OUT/rows.jsonl for this TVM and run the rest")
+    p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
+    p.add_argument("--target", default="llvm")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    p.set_defaults(func=cmd_report)
