@@ -103,6 +103,7 @@ def type_key(obj) -> str:
 
 
 def _type_info(key: str):
+    ffi()  # the relax attrs types register when tvm.relax is imported
     from tvm_ffi.core import _lookup_or_register_type_info_from_type_key
     return _lookup_or_register_type_info_from_type_key(str(key))
 
@@ -284,3 +285,12 @@ def new_module_with(mod, name: str, func):
 def as_module_pass(func: Callable, name: str):
     """Wrap a plain IRModule -> IRModule function as a module pass."""
     return tvm().transform.module_pass(lambda mod, _ctx: func(mod), opt_level=0, name=name)
+
+
+def int_imm(value: int, dtype: str = "int64"):
+    return tvm().tirx.IntImm(dtype, value) if hasattr(tvm(), "tirx") else tvm().tir.IntImm(dtype, value)
+
+
+def float_imm(value: float, dtype: str = "float32"):
+    t = tvm()
+    return t.tirx.FloatImm(dtype, value) if hasattr(t, "tirx") else t.tir.FloatImm(dtype, value)

@@ -1,0 +1,66 @@
+"""`python -m harness attrs`: round-trip every registered attrs type, one row per type.
+
+The sweep runs in a child process: on a TVM stack whose save_json segfaults the
+parent still prints a `crash` line (and exits 1) instead of dying with it.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import subprocess
+import sys
+
+from .isolate import _key_frames, _signal_name
+from .verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED
+
+
+def _print_row(row) -> None:
+    fields = ",".join(row.fields)
+    line = f"{row.type_key:<44} {len(row.fields):>3} fields {row.examples:>5} examples  {row.verdict}"
+    if row.verdict != "pass":
+        line += f"  {row.detail}"
+    print(line if row.verdict != "pass" else line + f"  [{fields}]", flush=True)
+
+
+def cmd_attrs(args) -> int:
+    if not args.in_process:
+        argv = [sys.executable, "-m", "harness", "attrs", "--in-process",
+                "--examples", str(args.examples)] + (["--json"] if args.json else [])
+        argv += ["--seed", str(args.seed)] if args.seed is not None else []
+        argv += ["--type", args.type] if args.type else []
+        proc = subprocess.run(argv, stdout=None, stderr=subprocess.PIPE, text=True)
+        if proc.returncode < 0:
+            frames = "; ".join(_key_frames(proc.stderr)) or "no native frames printed"
+            print(f"crash: {_signal_name(proc.returncode)} during the attrs sweep; "
+                  f"native stack: {frames}", file=sys.stderr)
+            return EXIT_VIOLATED
+        sys.stderr.write(proc.stderr)
+        return proc.returncode
+    from . import attrs_check, compat
+    try:
+        compat.tvm()
+    except compat.TVMUnavailable as exc:
+        print(f"harness: cannot test: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_TEST
+    rows = attrs_check.check_all(args.examples, args.seed, args.type,
+                                 on_row=None if args.json else _print_row)
+    counts = {}
+    for row in rows:
+        counts[row.verdict] = counts.get(row.verdict, 0) + 1
+    if args.json:
+        print(json.dumps({"types": len(rows), "counts": counts,
+                          "rows": [dataclasses.asdict(r) for r in rows]}, indent=1))
+    else:
+        print(f"{len(rows)} attrs types: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    return EXIT_VIOLATED if counts.get("lossy-roundtrip") or counts.get("error") else EXIT_PASS
+
+
+def register(sub) -> None:
+    p = sub.add_parser("attrs", help="round-trip every registered attrs type (hypothesis)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--examples", type=int, default=20, help="examples per type (default 20)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: derandomized)")
+    p.add_argument("--type", default=None, metavar="GLOB", help="only type keys matching")
+    p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_attrs)
