@@ -13,7 +13,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from . import compat, fieldwise
+from . import compat, fieldwise, roundtrip
 
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64", "uint8", "bool"]
 
@@ -30,7 +30,9 @@ def strategy_for(schema: dict) -> st.SearchStrategy:
     if kind == "int":
         return st.integers(-(2 ** 31), 2 ** 31 - 1)
     if kind == "float":
-        return st.floats(allow_nan=False, allow_infinity=False)
+        # Subnormals are left out: tvm-ffi's JSON reader rejects them (known issue
+        # attrs-subnormal-float, guarded by its own strict xfail and reproducer).
+        return st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=False)
     if kind == "bool":
         return st.booleans()
     if kind == "ffi.String":
@@ -74,10 +76,12 @@ def _fields_strategy(type_key: str):
     return [name for name, _ in fields], st.fixed_dictionaries(parts)
 
 
-def round_trip_difference(obj) -> str | None:
+COPIERS = tuple(roundtrip.COPIERS.items())   # the same two copiers as for modules
+
+
+def round_trip_difference(obj, copiers=COPIERS) -> str | None:
     """How a JSON or deepcopy round trip changed `obj`, or None if it did not."""
-    for label, copier in (("json", lambda o: compat.load_json(compat.save_json(o))),
-                          ("deepcopy", compat.deepcopy)):
+    for label, copier in copiers:
         try:
             copy = copier(obj)
         except Exception as exc:  # noqa: BLE001 - a failing copy is the seed bug
@@ -88,7 +92,8 @@ def round_trip_difference(obj) -> str | None:
     return None
 
 
-def check_type(type_key: str, examples: int, seed: int | None = None) -> Row:
+def check_type(type_key: str, examples: int, seed: int | None = None,
+               copiers=COPIERS) -> Row:
     try:
         names, strategy = _fields_strategy(type_key)
     except Unhandled as exc:
@@ -106,7 +111,7 @@ def check_type(type_key: str, examples: int, seed: int | None = None) -> Row:
             obj = compat.make_object(type_key, **values)
         except Exception:  # noqa: BLE001 - the constructor refused: not a round-trip question
             return
-        difference = round_trip_difference(obj)
+        difference = round_trip_difference(obj, copiers)
         if difference:
             failures.append(f"{difference} (values {values!r})")
             raise AssertionError(difference)

@@ -130,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands():
     """Catalog-wide commands live in their own modules; each adds its subparser."""
-    from . import attrs_cli, report
-    return [report.register, attrs_cli.register]
+    from . import attrs_cli, fuzz, report
+    return [report.register, attrs_cli.register, fuzz.register]
 
 
 def main(argv=None) -> int:

@@ -211,7 +211,11 @@ def relax_op():
 
 
 def well_formed(mod) -> bool:
-    return bool(tvm().relax.analysis.well_formed(mod))
+    """0.27 renamed the boolean check to check_well_formed (well_formed now raises)."""
+    analysis = tvm().relax.analysis
+    if hasattr(analysis, "check_well_formed"):
+        return bool(analysis.check_well_formed(mod))
+    return bool(analysis.well_formed(mod))
 
 
 # ---- the extraction path ---------------------------------------------------

@@ -33,6 +33,7 @@ class Options:
     inject_pass: str | None = None     # MODULE:FUNC or path/to/file.py:FUNC
     inject_before: str = EXTRACT       # the stage the injected pass runs before
     full_copies: bool = False          # also run the whole path on each copy
+    desired_layouts: dict | None = None  # ConvertLayout's map; overrides `layout`
     checks: bool = True                # False: bare extraction, for benchmarks
 
     def to_json(self) -> dict:
@@ -49,15 +50,12 @@ def _pass_stage(name: str, make_pass: Callable[[], Any]) -> Stage:
     return Stage(name, lambda mod: compat.run_pass(make_pass(), mod))
 
 
-def load_callable(spec: str) -> Callable:
-    """Import MODULE:FUNC (or FILE.py:FUNC); a bad spec is the user's error."""
-    target, sep, attr = spec.rpartition(":")
-    if not sep or not target or not attr:
-        raise BadInput(f"--inject-pass expects MODULE:FUNC, got {spec!r}")
+def load_module(target: str, flag: str = "--inject-pass"):
+    """Import a module by name, or a .py file by path; failures are the user's error."""
     try:
         if target.endswith(".py") or os.sep in target:
             if not os.path.exists(target):
-                raise BadInput(f"--inject-pass: no such file {target!r}")
+                raise BadInput(f"{flag}: no such file {target!r}")
             loaded = importlib.util.spec_from_file_location(
                 os.path.splitext(os.path.basename(target))[0], target)
             module = importlib.util.module_from_spec(loaded)
@@ -69,7 +67,21 @@ def load_callable(spec: str) -> Callable:
     except BadInput:
         raise
     except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
-        raise BadInput(f"--inject-pass: cannot import {target!r}: {type(exc).__name__}: {exc}")
+        raise BadInput(f"{flag}: cannot import {target!r}: {type(exc).__name__}: {exc}")
+    return module
+
+
+def split_spec(spec: str, flag: str) -> tuple[str, str]:
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise BadInput(f"{flag} expects MODULE:NAME, got {spec!r}")
+    return target, attr
+
+
+def load_callable(spec: str) -> Callable:
+    """Import MODULE:FUNC (or FILE.py:FUNC)."""
+    target, attr = split_spec(spec, "--inject-pass")
+    module = load_module(target)
     if not hasattr(module, attr):
         raise BadInput(f"--inject-pass: {target!r} has no attribute {attr!r}")
     return getattr(module, attr)
@@ -88,7 +100,7 @@ def build(options: Options) -> list[Stage]:
     if options.layout not in LAYOUTS:
         raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}, got {options.layout!r}")
     stages = []
-    desired = LAYOUTS[options.layout]
+    desired = options.desired_layouts or LAYOUTS[options.layout]
     if desired:
         stages.append(_pass_stage("convert-layout", lambda: compat.convert_layout(desired)))
     stages += [

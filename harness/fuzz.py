@@ -1,0 +1,132 @@
+"""Properties over random conv/layout graphs, outside pytest: `python -m harness fuzz`.
+
+For each generated graph (through the ONNX frontend or built directly as Relax):
+the path never mutates its source or any stage input, both copies are lossless
+and extract the same tasks, and extraction is deterministic. Hypothesis shrinks
+a failure; the minimal example is written out as a standalone reproducer.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as with_seed
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from . import compat, envs, graphs, reproducer, roundtrip
+from .run import PathRunner, signatures
+from .stages import Options, load_module, split_spec
+from .verdict import Result, Violation
+
+
+def load_copier(spec: str):
+    """FILE.py:EXPR -> the copier EXPR evaluates to in that file's namespace."""
+    target, expr = spec.split(":", 1) if ":" in spec else split_spec(spec, "--inject-copier")
+    module = load_module(target, "--inject-copier")
+    return eval(expr, vars(module))  # noqa: S307 - the user's own hook file
+
+
+def check_spec(spec: graphs.GraphSpec, door: str, options: Options, copiers=None) -> Result:
+    """Both invariants and determinism over one generated graph, in-process."""
+    options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
+    build = (lambda: compat.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
+        (lambda: graphs.to_relax(spec))
+    runner = PathRunner(options, copiers=copiers)
+    result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
+                                        **compat.versions()))
+    if result.verdict == "pass":
+        again = build()
+        for stage in runner.stages:
+            again = stage.run(again)
+        first = signatures(runner.stages[-1].run(runner_final(runner, build)))
+        if signatures(again) != first:
+            result.add(Violation("error", "extract-tasks", "tasks",
+                                 "extraction is not deterministic: two runs gave other tasks"))
+    return result
+
+
+def runner_final(runner: PathRunner, build):
+    mod = build()
+    for stage in runner.stages[:-1]:
+        mod = stage.run(mod)
+    return mod
+
+
+@dataclasses.dataclass
+class Outcome:
+    examples: int
+    seconds: float
+    failure: Result | None = None
+    spec: graphs.GraphSpec | None = None
+    door: str = ""
+    reproducer: str | None = None
+
+
+def run(examples: int, seed: int | None = None, options: Options | None = None,
+        copier: str | None = None, out_dir: str = "reproducers", progress=None) -> Outcome:
+    options = options or Options()
+    copiers = None
+    if copier:
+        copiers = dict(roundtrip.COPIERS, json=load_copier(copier))
+    outcome = Outcome(0, 0.0)
+    last: list = []
+
+    @settings(max_examples=examples, deadline=None, print_blob=True,
+              database=DirectoryBasedExampleDatabase(os.path.join(envs.cache_dir(), "fuzz-db")),
+              suppress_health_check=list(HealthCheck))
+    @given(spec=graphs.graph_specs(), door=st.sampled_from(["onnx", "relax"]))
+    def prop(spec, door):
+        outcome.examples += 1
+        result = check_spec(spec, door, options, copiers)
+        if progress and outcome.examples % 10 == 0:
+            progress(f"{outcome.examples} examples, {time.monotonic() - started:.0f} s")
+        if result.verdict != "pass":
+            last[:] = [spec, door, result]
+            raise AssertionError(result.violations[0].one_line())
+
+    started = time.monotonic()
+    try:
+        (with_seed(seed)(prop) if seed is not None else prop)()
+    except AssertionError:
+        spec, door, result = last   # hypothesis replays the shrunk example last
+        outcome.failure, outcome.spec, outcome.door = result, spec, door
+        outcome.reproducer = reproducer.write(
+            os.path.join(out_dir, f"graph-{result.verdict}-{int(time.time())}"),
+            graphs.to_onnx(spec), violation=result.violations[0].one_line(),
+            desired=spec.desired_layouts(), target=options.target,
+            inject_pass=options.inject_pass, inject_before=options.inject_before,
+            copier=copier, door=door, versions=compat.versions(), spec_text=repr(spec))
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def cmd_fuzz(args) -> int:
+    options = Options(target=args.target, inject_pass=args.inject_pass,
+                      inject_before=args.inject_before)
+    outcome = run(args.examples, args.seed, options, args.inject_copier, args.out,
+                  progress=lambda text: print(f"fuzz: {text}", file=sys.stderr, flush=True))
+    rate = outcome.examples / outcome.seconds if outcome.seconds else 0.0
+    print(f"fuzz: {outcome.examples} examples in {outcome.seconds:.1f} s ({rate:.2f}/s)")
+    if outcome.failure:
+        print(f"fuzz: {outcome.failure.verdict}: {outcome.failure.violations[0].one_line()}")
+        print(f"fuzz: shrunk to {outcome.spec!r} via {outcome.door}")
+        print(f"fuzz: reproducer: {outcome.reproducer}")
+        return 1
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("fuzz", help="random conv/layout graphs through the path (hypothesis)")
+    p.add_argument("--examples", type=int, default=50)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--out", default="reproducers", help="folder for reproducers")
+    p.add_argument("--target", default="llvm")
+    p.add_argument("--inject-pass", metavar="FILE.py:FUNC", default=None)
+    p.add_argument("--inject-before", default="extract-tasks", metavar="STAGE")
+    p.add_argument("--inject-copier", metavar="FILE.py:EXPR", default=None,
+                   help="replace the JSON copier (to prove the round-trip guard bites)")
+    p.set_defaults(func=cmd_fuzz)

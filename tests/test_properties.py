@@ -1,0 +1,113 @@
+"""Hypothesis properties over random conv/layout graphs and every registered attrs type.
+
+Example counts come from the hypothesis profile (dev by default; ci, nightly via
+--hypothesis-profile or HARNESS_HYPOTHESIS_PROFILE).
+"""
+import subprocess
+import sys
+
+import onnx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness import attrs_check, compat, fuzz, graphs, known_issues
+from harness.stages import Options
+from helpers import SEEDED, seeded
+
+DOORS = st.sampled_from(["onnx", "relax"])
+
+
+@given(graphs.graph_specs())
+def test_strategy_graphs_are_valid_through_both_doors(spec):
+    model = graphs.to_onnx(spec)
+    onnx.checker.check_model(model, full_check=True)
+    assert compat.well_formed(compat.from_onnx(model))
+    assert compat.well_formed(graphs.to_relax(spec))
+
+
+@given(graphs.graph_specs(), DOORS)
+def test_path_keeps_both_invariants_and_is_deterministic(spec, door):
+    result = fuzz.check_spec(spec, door, Options())
+    assert result.verdict == "pass", [v.one_line() for v in result.violations]
+    assert result.tasks > 0
+
+
+def _run_reproducer(path):
+    proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=600)
+    return proc.returncode, proc.stdout
+
+
+def test_seeded_mutating_pass_is_found_shrunk_and_reproduced(tmp_path):
+    outcome = fuzz.run(40, seed=0, options=Options(inject_pass=seeded("mutate_in_place")),
+                       out_dir=str(tmp_path))
+    assert outcome.failure is not None and outcome.failure.verdict == "mutated"
+    assert len(outcome.spec.layers) == 1, outcome.spec   # shrunk to the smallest graph
+    code, out = _run_reproducer(outcome.reproducer)
+    assert code == 1, out
+    assert "mutated" in out
+
+
+def test_seeded_lossy_field_is_found_shrunk_and_reproduced(tmp_path):
+    copier = f"{SEEDED}:change_string_field('relax.attrs.Conv2DAttrs', 'data_layout', 'NHWC')"
+    outcome = fuzz.run(60, seed=0, copier=copier, out_dir=str(tmp_path))
+    assert outcome.failure is not None and outcome.failure.verdict == "lossy-roundtrip"
+    assert [layer.op for layer in outcome.spec.layers] == ["conv"], outcome.spec
+    code, out = _run_reproducer(outcome.reproducer)
+    assert code == 1, out
+    assert "copy differs" in out
+
+
+ATTRS_TYPES = compat.registered_attrs_types()
+
+
+@pytest.mark.parametrize("type_key", ATTRS_TYPES)
+def test_attrs_type_round_trips_field_by_field(type_key):
+    row = attrs_check.check_type(type_key, examples=10)
+    if row.verdict == "unhandled":
+        assert '"field"' in row.detail and '"type"' in row.detail   # named, never silent
+        pytest.skip(f"strategy builder cannot generate {row.detail}")
+    assert row.verdict == "pass", row.detail
+    assert row.examples > 0
+
+
+def test_most_registered_attrs_types_are_generated():
+    rows = [attrs_check.check_type(k, examples=1) for k in ATTRS_TYPES]
+    handled = [r for r in rows if r.verdict != "unhandled"]
+    assert len(ATTRS_TYPES) >= 79
+    assert len(handled) >= len(ATTRS_TYPES) - 6, [r.type_key for r in rows if r not in handled]
+
+
+def test_seeded_lossy_attrs_copier_is_caught_with_the_field():
+    def lossy(attrs):   # a copy that loses the strides the original had
+        fields = {n: compat.get_field(attrs, n) for n in compat.field_names(attrs)}
+        return compat.make_object(compat.type_key(attrs), **{**fields, "strides": [7, 7]})
+    row = attrs_check.check_type("relax.attrs.Conv2DAttrs", examples=10,
+                                 copiers=(("lossy", lossy),))
+    assert row.verdict == "lossy-roundtrip"
+    assert "strides" in row.detail
+
+
+_SUBNORMAL = known_issues.lookup("attrs:subnormal-float", compat.versions())
+
+
+@pytest.mark.xfail(_SUBNORMAL is not None, strict=True, raises=AssertionError,
+                   reason=_SUBNORMAL.reference if _SUBNORMAL else "")
+def test_subnormal_float_attrs_survive_deepcopy():
+    obj = compat.make_object("relax.attrs.BatchNormAttrs", axis=1, epsilon=1e-5, center=True,
+                             scale=True, momentum=2.2250738585072034e-309, training=False)
+    assert attrs_check.round_trip_difference(obj) is None
+
+
+def test_subnormal_reproducer_matches_the_registry():
+    proc = subprocess.run([sys.executable, "cases/reproducers/attrs_subnormal_float.py"],
+                          capture_output=True, text=True, cwd=SEEDED.rsplit("/tests/", 1)[0])
+    assert proc.returncode == (1 if _SUBNORMAL else 0), proc.stdout + proc.stderr
+
+
+def test_attrs_cli_prints_a_row_per_type():
+    proc = subprocess.run([sys.executable, "-m", "harness", "attrs", "--type",
+                           "relax.attrs.Conv2D*", "--examples", "5"],
+                          capture_output=True, text=True, cwd=SEEDED.rsplit("/tests/", 1)[0])
+    assert proc.returncode == 0, proc.stderr
+    assert "relax.attrs.Conv2DAttrs" in proc.stdout and "pass" in proc.stdout
