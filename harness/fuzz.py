@@ -35,7 +35,7 @@ def check_spec(spec: graphs.GraphSpec, door: str, options: Options, copiers=None
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
     build = (lambda: compat.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
         (lambda: graphs.to_relax(spec))
-    runner = PathRunner(options, copiers=copiers)
+    runner = PathRunner(options, copiers=copiers, fail_fast=True)
     result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
                                         **compat.versions()))
     if result.verdict == "pass":
@@ -75,8 +75,11 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     outcome = Outcome(0, 0.0)
     last: list = []
 
-    @settings(max_examples=examples, deadline=None, print_blob=True,
-              database=DirectoryBasedExampleDatabase(os.path.join(envs.cache_dir(), "fuzz-db")),
+    # One example database per set of hooks: seeded failures must not replay in real runs.
+    hooks = envs.key({"inject": options.inject_pass or "", "copier": copier or ""})
+    database = DirectoryBasedExampleDatabase(os.path.join(envs.cache_dir(), "fuzz-db", hooks))
+
+    @settings(max_examples=examples, deadline=None, print_blob=True, database=database,
               suppress_health_check=list(HealthCheck))
     @given(spec=graphs.graph_specs(), door=st.sampled_from(["onnx", "relax"]))
     def prop(spec, door):

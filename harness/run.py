@@ -59,8 +59,9 @@ class PathRunner:
     """Runs the stages over a source module, recording stages and violations."""
 
     def __init__(self, options: Options, emit: Emit = _no_emit,
-                 copiers: dict[str, roundtrip.Copier] | None = None):
+                 copiers: dict[str, roundtrip.Copier] | None = None, fail_fast: bool = False):
         self.options = options
+        self.fail_fast = fail_fast   # fuzzing: the first violation decides, skip the rest
         self.emit = emit
         self.copiers = dict(roundtrip.COPIERS if copiers is None else copiers)
         self.stages: list[Stage] = build(options)
@@ -100,6 +101,8 @@ class PathRunner:
         source_fp = Fingerprint.of(source, with_json=True) if checks else None
         if checks:
             self._copies(result, source, "import")
+            if self.fail_fast and result.violations:
+                return result
         current = source
         for index, stage in enumerate(self.stages):
             input_fp = Fingerprint.of(current) if checks and current is not source else None
@@ -118,6 +121,8 @@ class PathRunner:
                         "the stage mutated its input IRModule in place"))
             result.stages.append(record)
             self.emit({"event": "stage-end", **record.__dict__})
+            if self.fail_fast and result.violations and failure is None:
+                return result
             if failure is not None:
                 self._violate(result, Violation("error", stage.name, "(exception)",
                                                 f"{type(failure).__name__}: {failure}"))

@@ -39,8 +39,10 @@ def _run_reproducer(path):
 
 
 def test_seeded_mutating_pass_is_found_shrunk_and_reproduced(tmp_path):
-    outcome = fuzz.run(40, seed=0, options=Options(inject_pass=seeded("mutate_in_place")),
-                       out_dir=str(tmp_path))
+    # Injected first, so each shrink step stops at the first stage (fail-fast).
+    options = Options(inject_pass=seeded("mutate_in_place"),
+                      inject_before="decompose-ops-for-inference")
+    outcome = fuzz.run(40, seed=0, options=options, out_dir=str(tmp_path))
     assert outcome.failure is not None and outcome.failure.verdict == "mutated"
     assert len(outcome.spec.layers) == 1, outcome.spec   # shrunk to the smallest graph
     code, out = _run_reproducer(outcome.reproducer)
