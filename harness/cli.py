@@ -130,8 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands():
     """Catalog-wide commands live in their own modules; each adds its subparser."""
-    from . import attrs_cli, fuzz, report
-    return [report.register, attrs_cli.register, fuzz.register]
+    from . import attrs_cli, bisect, commit_step, fuzz, matrix, report
+    return [report.register, attrs_cli.register, fuzz.register, bisect.register,
+            commit_step.register, matrix.register]
 
 
 def main(argv=None) -> int:

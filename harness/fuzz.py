@@ -12,12 +12,7 @@ import os
 import sys
 import time
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import seed as with_seed
-from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase
-
-from . import compat, envs, graphs, reproducer, roundtrip
+from . import compat, envs, reproducer, roundtrip
 from .run import PathRunner, signatures
 from .stages import Options, load_module, split_spec
 from .verdict import Result, Violation
@@ -30,8 +25,9 @@ def load_copier(spec: str):
     return eval(expr, vars(module))  # noqa: S307 - the user's own hook file
 
 
-def check_spec(spec: graphs.GraphSpec, door: str, options: Options, copiers=None) -> Result:
-    """Both invariants and determinism over one generated graph, in-process."""
+def check_spec(spec, door: str, options: Options, copiers=None) -> Result:
+    """Both invariants and determinism over one generated graph (a GraphSpec), in-process."""
+    from . import graphs
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
     build = (lambda: compat.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
         (lambda: graphs.to_relax(spec))
@@ -42,18 +38,10 @@ def check_spec(spec: graphs.GraphSpec, door: str, options: Options, copiers=None
         again = build()
         for stage in runner.stages:
             again = stage.run(again)
-        first = signatures(runner.stages[-1].run(runner_final(runner, build)))
-        if signatures(again) != first:
+        if signatures(again) != runner.task_signatures:
             result.add(Violation("error", "extract-tasks", "tasks",
                                  "extraction is not deterministic: two runs gave other tasks"))
     return result
-
-
-def runner_final(runner: PathRunner, build):
-    mod = build()
-    for stage in runner.stages[:-1]:
-        mod = stage.run(mod)
-    return mod
 
 
 @dataclasses.dataclass
@@ -61,13 +49,20 @@ class Outcome:
     examples: int
     seconds: float
     failure: Result | None = None
-    spec: graphs.GraphSpec | None = None
+    spec: object = None          # the shrunk GraphSpec
     door: str = ""
     reproducer: str | None = None
 
 
 def run(examples: int, seed: int | None = None, options: Options | None = None,
         copier: str | None = None, out_dir: str = "reproducers", progress=None) -> Outcome:
+    # hypothesis is a test extra: imported here so the CLI starts without it.
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as with_seed
+    from hypothesis import strategies as st
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    from . import graphs
     options = options or Options()
     copiers = None
     if copier:

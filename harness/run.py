@@ -65,6 +65,7 @@ class PathRunner:
         self.emit = emit
         self.copiers = dict(roundtrip.COPIERS if copiers is None else copiers)
         self.stages: list[Stage] = build(options)
+        self.task_signatures: list = []   # of the last run, for determinism checks
 
     def _violate(self, result: Result, violation: Violation) -> None:
         result.add(violation)
@@ -133,10 +134,11 @@ class PathRunner:
                 self._copies(result, output, stage.name)
             current = output
         result.tasks = len(output)
+        self.task_signatures = signatures(output)
         if checks:
-            self._check_final(result, current, signatures(output))
+            self._check_final(result, current, self.task_signatures)
             if full:
-                self._check_source_copies(result, source, signatures(output))
+                self._check_source_copies(result, source, self.task_signatures)
             path = source_fp.changed_path(source)
             if path is not None:
                 self._violate(result, Violation(

@@ -1,0 +1,120 @@
+"""The bisect drivers, on stand-ins for TVM: toy wheels and a tiny git repository.
+
+Only here does a toy stand in for TVM: the subject is the driver (version listing,
+cached environments, binary search, resume, skip handling), not TVM.
+"""
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from harness import bisect as bisect_mod
+from helpers import ROOT
+
+TOY = "harness-toy-tvm"
+VERSIONS = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"]
+CULPRIT = "1.4"          # the seeded violation starts here
+UNTESTABLE = "1.5"       # exits 125: the driver must step around it
+STEP = ("{python} -c \"import sys, harness_toy_tvm as t; sys.exit(t.check())\"")
+
+
+def _wheel(folder, version):
+    """A minimal, valid pure-Python wheel of the toy package."""
+    code = 125 if version == UNTESTABLE else (1 if version >= CULPRIT else 0)
+    files = {
+        "harness_toy_tvm/__init__.py": f"def check():\n    return {code}\n",
+        f"harness_toy_tvm-{version}.dist-info/METADATA":
+            f"Metadata-Version: 2.1\nName: {TOY}\nVersion: {version}\n",
+        f"harness_toy_tvm-{version}.dist-info/WHEEL":
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = f"harness_toy_tvm-{version}.dist-info/RECORD"
+    lines = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        lines.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    files[record] = "\n".join(lines + [f"{record},,"]) + "\n"
+    with zipfile.ZipFile(folder / f"harness_toy_tvm-{version}-py3-none-any.whl", "w") as whl:
+        for name, text in files.items():
+            whl.writestr(name, text)
+
+
+@pytest.fixture
+def toy_index(tmp_path, monkeypatch):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for version in VERSIONS:
+        _wheel(wheels, version)
+    env = dict(os.environ, PIP_FIND_LINKS=str(wheels), HARNESS_CACHE=str(tmp_path / "cache"),
+               PYTHONPATH=ROOT)
+    return env
+
+
+def _bisect(env, *extra):
+    argv = [sys.executable, "-m", "harness", "bisect", "toy", "--package", TOY,
+            "--good", VERSIONS[0], "--bad", VERSIONS[-1], "--step-command", STEP, "--bare-env",
+            *extra]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+
+
+@pytest.mark.needs_env
+def test_release_bisect_names_the_culprit_and_resumes(toy_index):
+    first = _bisect(toy_index)
+    assert first.returncode == 0, first.stderr
+    assert f"first bad: {TOY}=={CULPRIT}" in first.stdout
+    state_dir = os.path.join(toy_index["HARNESS_CACHE"], "bisect")
+    (state_file,) = os.listdir(state_dir)
+    with open(os.path.join(state_dir, state_file)) as handle:
+        steps = json.load(handle)["steps"]
+    assert steps[UNTESTABLE]["result"] == "skip"
+    decided = set(steps)
+    # As if interrupted before the culprit was decided: resume probes only that step.
+    del steps[CULPRIT]
+    with open(os.path.join(state_dir, state_file), "w") as handle:
+        json.dump({"steps": steps}, handle)
+    resumed = _bisect(toy_index)
+    assert f"first bad: {TOY}=={CULPRIT}" in resumed.stdout, resumed.stderr
+    assert f"{len(decided) - 1} steps already decided" in resumed.stderr
+    assert "building environment" not in resumed.stderr   # cached environments reused
+    with open(os.path.join(state_dir, state_file)) as handle:
+        assert set(json.load(handle)["steps"]) == decided
+
+
+def test_search_steps_around_skips_and_stops_on_wrong_ends(tmp_path):
+    outcome = {"1": "good", "2": "skip", "3": "good", "4": "bad", "5": "bad"}
+    probe = lambda v: bisect_mod.Step(v, outcome[v], 0, 1.0, False)  # noqa: E731
+    state = bisect_mod.State(str(tmp_path / "s.json"))
+    assert bisect_mod.search(list(outcome), probe, state) == ("4", [])
+    state = bisect_mod.State(str(tmp_path / "t.json"))
+    assert bisect_mod.search(["4", "5"], probe, state)[0] is None   # good end is bad
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_git_bisect_run_with_bisect_step_finds_the_seeded_commit(tmp_path):
+    repo = tmp_path / "toytvm"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.invalid")
+    _git(repo, "config", "user.name", "t")
+    shas = {}
+    for index in range(1, 7):
+        (repo / "build.sh").write_text("exit 1\n" if index == 2 else "exit 0\n")
+        (repo / "check.py").write_text(f"import sys\nsys.exit({1 if index >= 4 else 0})  # c{index}\n")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", f"c{index}")
+        shas[index] = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "bisect", "start", shas[6], shas[1])
+    step = [sys.executable, "-m", "harness", "bisect-step", "--tvm-source", str(repo),
+            "--build-command", "sh build.sh", "--check-command", f"{sys.executable} check.py"]
+    proc = subprocess.run(["git", "-C", str(repo), "bisect", "run", *step], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    assert f"{shas[4]} is the first bad commit" in proc.stdout, proc.stdout + proc.stderr
