@@ -25,15 +25,13 @@ from packaging.version import InvalidVersion, Version
 from . import envs
 from .verdict import EXIT_CANNOT_TEST, BadInput
 
-GOOD, BAD, SKIP = "good", "bad", "skip"
+GOOD, BAD, SKIP, BROKEN = "good", "bad", "skip", "broken"
 
 
 def classify(code: int) -> str:
-    if code == 0:
-        return GOOD
-    if code == EXIT_CANNOT_TEST:
-        return SKIP
-    return BAD
+    """0 good, 125 skip, 1 bad (a violation, crash included); anything else means the
+    step itself is broken (usage error, harness failure): never blame the release."""
+    return {0: GOOD, EXIT_CANNOT_TEST: SKIP, 1: BAD}.get(code, BROKEN)
 
 
 def list_versions(package: str, pre: bool = False) -> list[str]:
@@ -60,6 +58,10 @@ def between(versions: list[str], good: str, bad: str) -> list[str]:
         if end not in picked:
             raise BadInput(f"{end} is not a released version (known: {', '.join(versions[-8:])})")
     return picked
+
+
+class StepBroken(Exception):
+    """A step exited with a code that is neither good, bad nor skip."""
 
 
 @dataclasses.dataclass
@@ -99,14 +101,16 @@ def search(candidates: list[str], probe: Callable[[str], Step], state: State,
     could not be told apart because of skips).
     """
     def decide(version: str) -> str:
-        if version not in state.steps:
+        cached = version in state.steps
+        if not cached:
             state.record(probe(version))
         step = state.steps[version]
-        log(f"  {version}: {step.result}{' (cached)' if step.seconds == 0 else ''}"
+        log(f"  {version}: {step.result}{' (decided earlier)' if cached else ''}"
             f"{' - ' + step.summary if step.summary else ''}")
         return step.result
 
-    if decide(candidates[0]) != GOOD or decide(candidates[-1]) != BAD:
+    ends = decide(candidates[0]), decide(candidates[-1])
+    if ends != (GOOD, BAD):
         return None, []
     lo, hi = 0, len(candidates) - 1
     skipped: set[int] = set()
@@ -117,6 +121,8 @@ def search(candidates: list[str], probe: Callable[[str], Step], state: State,
         mid = open_[len(open_) // 2]
         log(f"bisect: {hi - lo - 1} candidates left between {candidates[lo]} and {candidates[hi]}")
         result = decide(candidates[mid])
+        if result == BROKEN:
+            raise StepBroken(state.steps[candidates[mid]])
         if result == GOOD:
             lo = mid
         elif result == BAD:
@@ -126,7 +132,17 @@ def search(candidates: list[str], probe: Callable[[str], Step], state: State,
 
 
 def default_step_command(case: str, options_args: list[str]) -> list[str]:
-    return ["{python}", "-m", "harness", "check", case, "--quiet", *options_args]
+    return ["{python}", "-m", "harness", "check", case, "--quiet", "--json", *options_args]
+
+
+def summarize(stdout: str) -> str:
+    """The verdict and the violation that marked a step (JSON from `check`), else line one."""
+    try:
+        data = json.loads(stdout)
+        first = data["violations"][0] if data["violations"] else None
+        return data["verdict"] + (f": {first['stage']}: {first['detail']}" if first else "")
+    except (ValueError, KeyError, TypeError, IndexError):
+        return next((line.strip() for line in stdout.splitlines() if line.strip()), "")
 
 
 def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: float,
@@ -149,7 +165,9 @@ def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: 
             code, out = proc.returncode, proc.stdout
         except subprocess.TimeoutExpired:
             code, out = 1, "step timed out"
-        summary = next((line.strip() for line in out.splitlines() if line.strip()), "")
+        summary = summarize(out)
+        if classify(code) == BROKEN:
+            summary = (proc.stderr.strip().splitlines() or [summary])[-1] if code != 1 else summary
         return Step(version, classify(code), code, round(time.monotonic() - started, 1),
                     built, summary[:300])
     return probe
@@ -177,12 +195,18 @@ def cmd_bisect(args) -> int:
         + (f"; {len(state.steps)} steps already decided ({state.path})" if state.steps else ""))
     started = time.monotonic()
     probe = make_probe(args.package, pins, command, args.timeout + 600, extra, log)
-    culprit, skipped = search(candidates, probe, state, log)
+    try:
+        culprit, skipped = search(candidates, probe, state, log)
+    except StepBroken as exc:
+        step = exc.args[0]
+        print(f"bisect: the step for {step.version} is broken (exit {step.code}): {step.summary}; "
+              f"fix it and run again (decided steps are kept)")
+        return 2
     wall = time.monotonic() - started
     if culprit is None:
         first, last = state.steps[candidates[0]], state.steps[candidates[-1]]
-        print(f"bisect: the ends are not as claimed: {candidates[0]} is {first.result}, "
-              f"{candidates[-1]} is {last.result}")
+        print(f"bisect: the ends are not as claimed: {candidates[0]} is {first.result} "
+              f"({first.summary}), {candidates[-1]} is {last.result} ({last.summary})")
         return 2
     step = state.steps[culprit]
     print(f"first bad: {args.package}=={culprit} ({step.summary or 'exit ' + str(step.code)})")

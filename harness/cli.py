@@ -1,7 +1,8 @@
 """`python -m harness`: list cases, check one, and the catalog-wide commands.
 
 Exit codes follow `git bisect run`: 0 invariants hold, 1 violated (crash, error
-included), 125 cannot test here (unsupported operator, TVM missing), 2 usage.
+included), 125 cannot test here (unsupported operator, TVM missing), 2 usage,
+4 a bug in the harness itself.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sys
 from . import catalog
 from .isolate import DEFAULT_TIMEOUT, run_isolated
 from .stages import EXTRACT, LAYOUTS, Options
-from .verdict import EXIT_USAGE, BadInput, Result
+from .verdict import EXIT_INTERNAL, EXIT_USAGE, BadInput, Result
 
 
 class _Parser(argparse.ArgumentParser):
@@ -145,3 +146,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         return 130
+    except Exception:  # a harness bug must not read as "invariant violated" (exit 1)
+        import traceback
+        traceback.print_exc()
+        print("harness: internal error (exit 4): please report it with the traceback above",
+              file=sys.stderr)
+        return EXIT_INTERNAL

@@ -57,8 +57,13 @@ def cmd_bisect_step(args) -> int:
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))), env["PYTHONPATH"]])
     code = subprocess.run(check, cwd=source, env=env).returncode
-    # git bisect run aborts on codes >= 128: a crash of the check itself is "bad".
-    return code if code in (0, 1, EXIT_CANNOT_TEST) else 1
+    if code in (0, 1, EXIT_CANNOT_TEST):
+        return code
+    # Usage error or a harness bug: 128 makes `git bisect run` stop instead of
+    # marking the commit bad.
+    print(f"bisect-step: the check itself failed (exit {code}): aborting the bisect",
+          file=sys.stderr)
+    return 128
 
 
 def register(sub) -> None:

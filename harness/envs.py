@@ -18,8 +18,9 @@ import time
 from .verdict import BadInput
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# What the harness itself needs inside an environment, beside the TVM stack.
-BASE_PACKAGES = ("onnx", "numpy")
+# What the harness itself needs inside an environment, beside the TVM stack
+# (setup.cfg's install_requires).
+BASE_PACKAGES = ("onnx", "numpy", "packaging")
 READY = "harness-env.json"
 
 
@@ -41,8 +42,9 @@ def parse_requirements(pins: list[str]) -> dict[str, str]:
     return out
 
 
-def key(packages: dict[str, str]) -> str:
+def key(packages: dict[str, str], extra: tuple[str, ...] = ()) -> str:
     text = " ".join(f"{n}=={v}" for n, v in sorted(packages.items()))
+    text += " +" + " ".join(sorted(extra)) if extra else ""
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -50,8 +52,8 @@ def python_of(path: str) -> str:
     return os.path.join(path, "bin", "python")
 
 
-def lookup(packages: dict[str, str]) -> str | None:
-    path = os.path.join(envs_dir(), key(packages))
+def lookup(packages: dict[str, str], extra: tuple[str, ...] = BASE_PACKAGES) -> str | None:
+    path = os.path.join(envs_dir(), key(packages, extra))
     return path if os.path.exists(os.path.join(path, READY)) else None
 
 
@@ -60,10 +62,10 @@ def ensure(packages: dict[str, str], log=None, extra: tuple[str, ...] = BASE_PAC
 
     Raises BadInput when pip cannot resolve the set (no such version, say).
     """
-    found = lookup(packages)
+    found = lookup(packages, extra)
     if found:
         return found
-    path = os.path.join(envs_dir(), key(packages))
+    path = os.path.join(envs_dir(), key(packages, extra))
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(envs_dir(), exist_ok=True)
     started = time.monotonic()

@@ -73,7 +73,10 @@ class _Events:
         started = [e["name"] for e in self.events if e["event"] == "stage-start"]
         ended = {e["name"] for e in self.events if e["event"] == "stage-end"}
         pending = [name for name in started if name not in ended]
-        return pending[-1] if pending else "setup"
+        if pending:
+            return pending[-1]
+        # Between stages the harness's own checks run (fingerprints, round trips).
+        return f"{started[-1]} (checks)" if started else "setup"
 
     def partial_result(self, case: str, options: Options) -> Result:
         start = self.find("start") or {}

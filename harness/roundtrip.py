@@ -14,11 +14,11 @@ from .verdict import Violation
 Copier = Callable[[object], object]
 
 
-def _json_roundtrip(mod):
+def json_roundtrip(mod):
     return compat.load_json(compat.save_json(mod))
 
 
-COPIERS: dict[str, Copier] = {"deepcopy": compat.deepcopy, "json": _json_roundtrip}
+COPIERS: dict[str, Copier] = {"deepcopy": compat.deepcopy, "json": json_roundtrip}
 
 
 def copy_with(name: str, copier: Copier, mod, stage: str):

@@ -71,10 +71,16 @@ class PathRunner:
         result.add(violation)
         self.emit({"event": "violation", **violation.__dict__})
 
-    def _copies(self, result: Result, mod, stage: str) -> dict:
-        """Copy `mod` with every copier and compare; the good copies, by copier name."""
+    def _copies(self, result: Result, mod, stage: str, json_text: str | None = None) -> dict:
+        """Copy `mod` with every copier and compare; the good copies, by copier name.
+
+        `json_text`, when the caller already serialized `mod`, spares the default
+        JSON copier a second save_json (the costliest call on weight-heavy models).
+        """
         copies = {}
         for name, copier in self.copiers.items():
+            if json_text is not None and copier is roundtrip.json_roundtrip:
+                copier = lambda _mod: compat.load_json(json_text)  # noqa: E731
             copy, failure = roundtrip.copy_with(name, copier, mod, stage)
             violation = failure or roundtrip.compare(mod, copy, name, stage)
             if violation:
@@ -101,7 +107,7 @@ class PathRunner:
         checks, full = self.options.checks, self.options.full_copies
         source_fp = Fingerprint.of(source, with_json=True) if checks else None
         if checks:
-            self._copies(result, source, "import")
+            self._copies(result, source, "import", source_fp.json_text)
             if self.fail_fast and result.violations:
                 return result
         current = source

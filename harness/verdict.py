@@ -10,6 +10,7 @@ VERDICTS = ("crash", "timeout", "mutated", "lossy-roundtrip", "error", "unsuppor
 EXIT_PASS = 0
 EXIT_VIOLATED = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 4   # the harness itself failed: a bisect must stop, not blame a release
 EXIT_CANNOT_TEST = 125  # git bisect run: skip this revision
 
 _EXIT_CODES = {
