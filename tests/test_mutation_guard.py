@@ -7,6 +7,8 @@ from harness.fingerprint import Fingerprint
 from helpers import SMALL_CASE, cli_json, run_in_process
 from helpers import seeded as seeded_spec
 
+pytestmark = pytest.mark.in_process_tvm
+
 
 def _kinds(result):
     return [(v.kind, v.stage) for v in result.violations]

@@ -15,6 +15,8 @@ from harness import attrs_check, compat, fuzz, graphs, known_issues
 from harness.stages import Options
 from helpers import SEEDED, seeded
 
+pytestmark = pytest.mark.in_process_tvm
+
 DOORS = st.sampled_from(["onnx", "relax"])
 
 

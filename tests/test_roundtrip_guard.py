@@ -1,7 +1,11 @@
 """Invariant 2 bites: a copy that drops or changes an attrs field is caught, field named."""
+import pytest
+
 import seeded
 from harness import compat, fieldwise
 from helpers import run_in_process
+
+pytestmark = pytest.mark.in_process_tvm
 
 
 def _conv_attrs(**overrides):
