@@ -47,13 +47,17 @@ def pytest_configure(config):
     _configure_hypothesis(config)
 
 
-def _configure_hypothesis(config):
-    """Profiles dev (default), ci, nightly; the example database lives in the cache folder."""
+def _register_hypothesis_profiles() -> bool:
+    """Profiles dev (default), ci, nightly; the example database lives in the cache folder.
+
+    Registered at import: hypothesis's own plugin loads --hypothesis-profile in its
+    pytest_configure, which may run before ours.
+    """
     try:
         from hypothesis import HealthCheck, settings
         from hypothesis.database import DirectoryBasedExampleDatabase
     except ImportError:
-        return
+        return False
     database = DirectoryBasedExampleDatabase(os.path.join(envs.cache_dir(), "hypothesis"))
     slow_ok = [HealthCheck.too_slow, HealthCheck.data_too_large]
     settings.register_profile("dev", max_examples=10, deadline=None, database=database,
@@ -62,6 +66,16 @@ def _configure_hypothesis(config):
                               suppress_health_check=slow_ok)
     settings.register_profile("nightly", max_examples=300, deadline=None, database=database,
                               suppress_health_check=slow_ok)
+    return True
+
+
+_HYPOTHESIS = _register_hypothesis_profiles()
+
+
+def _configure_hypothesis(config):
+    if not _HYPOTHESIS:
+        return
+    from hypothesis import settings
     # --hypothesis-profile (hypothesis's own option) wins over the environment variable.
     chosen = config.getoption("hypothesis_profile", default=None)
     settings.load_profile(chosen or os.environ.get("HARNESS_HYPOTHESIS_PROFILE", "dev"))
