@@ -47,8 +47,11 @@ class Case:
         raise BadInput(f"case {self.id}: unknown source kind {kind!r}")
 
     def manifest(self) -> dict:
+        """id, source, tags, layout and the input shapes (this builds/loads the model)."""
+        inputs = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim]
+                  for i in self.model().graph.input}
         return {"id": self.id, "source": self.source, "tags": list(self.tags),
-                "layout": self.layout}
+                "layout": self.layout, "inputs": inputs}
 
 
 def onnx_data_dir() -> str:
@@ -119,7 +122,11 @@ def _tags(tags, case_id: str, slow: set[str]) -> tuple[str, ...]:
 
 @functools.cache
 def catalog() -> tuple[Case, ...]:
-    with open(os.path.join(CASES_DIR, "catalog.toml"), "rb") as handle:
+    path = os.path.join(CASES_DIR, "catalog.toml")
+    if not os.path.exists(path):
+        raise BadInput(f"no catalog at {path}: install the harness from its checkout "
+                       "(pip install -e .) or point HARNESS_CASES at a cases/ folder")
+    with open(path, "rb") as handle:
         data = tomllib.load(handle)
     slow = set(data.get("slow", {}).get("cases", []))
     cases = [Case(c["id"], c["source"], _tags(c.get("tags", []), c["id"], slow),

@@ -69,7 +69,11 @@ def _options(args) -> Options:
 
 
 def cmd_list(args) -> int:
-    for case in catalog.select(args.pattern or None):
+    cases = catalog.select(args.pattern or None)
+    if args.json:
+        print(json.dumps([case.manifest() for case in cases], indent=1))
+        return 0
+    for case in cases:
         print(f"{case.id}\t{','.join(case.tags)}" if args.tags else case.id)
     return 0
 
@@ -115,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="one case id a line")
     p.add_argument("pattern", nargs="*", help="glob over ids and tags, e.g. 'yolo*'")
     p.add_argument("--tags", action="store_true", help="also print each case's tags")
+    p.add_argument("--json", action="store_true",
+                   help="print each case's manifest (id, source, tags, layout, input shapes)")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("check", help="check one case or ONNX file in an isolated child")
@@ -146,6 +152,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `harness list | head`
+        sys.stderr.close()
+        return 0
     except Exception:  # a harness bug must not read as "invariant violated" (exit 1)
         import traceback
         traceback.print_exc()

@@ -145,10 +145,6 @@ def registered_attrs_types() -> list[str]:
     return sorted(keys)
 
 
-def attrs_class(key: str):
-    return _type_info(key).type_cls
-
-
 def make_object(key: str, **fields):
     """Construct a reflected object by type key (used by the attrs strategies)."""
     return tvm().ir.make_node(key, **fields)
@@ -180,19 +176,6 @@ def call_attrs(mod) -> list[tuple[str, Any]]:
                 op = getattr(call.op, "name", None) or getattr(call.op, "name_hint", "?")
                 out.append((f"@{fname}/call[{index}]:{op}.attrs", call.attrs))
     return out
-
-
-def op_names(mod) -> set[str]:
-    t = tvm()
-    relax = t.relax
-    names: set[str] = set()
-    for func in mod.functions.values():
-        if isinstance(func, relax.Function):
-            def visit(expr):
-                if isinstance(expr, relax.Call) and isinstance(expr.op, t.ir.Op):
-                    names.add(expr.op.name)
-            relax.analysis.post_order_visit(func, visit)
-    return names
 
 
 def tensor_annotation(shape, dtype: str):
@@ -229,7 +212,8 @@ def from_onnx(model, shape_dict: dict | None = None):
 def is_unsupported_op_error(exc: BaseException) -> bool:
     """The frontend's way of saying an ONNX operator has no converter."""
     text = f"{type(exc).__name__}: {exc}"
-    return "OpNotImplemented" in text or "not supported" in text.lower() and "op" in text.lower()
+    lowered = text.lower()
+    return "OpNotImplemented" in text or ("not supported" in lowered and "operator" in lowered)
 
 
 def convert_layout(desired: dict[str, list[str]]):
@@ -272,18 +256,6 @@ def run_pass(pass_obj, mod):
     """Run a pass the way a pipeline does (inside a PassContext)."""
     with tvm().transform.PassContext(opt_level=3):
         return pass_obj(mod)
-
-
-def is_ir_module(obj) -> bool:
-    return isinstance(obj, tvm().ir.IRModule)
-
-
-def new_module_with(mod, name: str, func):
-    """A fresh IRModule equal to `mod` except that `name` is bound to `func`."""
-    functions = {gv: f for gv, f in mod.functions.items() if gv.name_hint != name}
-    out = tvm().ir.IRModule(functions, attrs=mod.attrs)
-    out[name] = func
-    return out
 
 
 def as_module_pass(func: Callable, name: str):

@@ -118,7 +118,3 @@ def build(options: Options) -> list[Stage]:
                            f"got {options.inject_before!r}")
         stages.insert(names.index(options.inject_before), injected_stage(options.inject_pass))
     return stages
-
-
-def stage_names(options: Options) -> list[str]:
-    return ["import"] + [s.name for s in build(options)]
