@@ -42,3 +42,14 @@ def test_tvm_ffi_0_1_15_segfault_is_reported_as_crash():
     assert result.tvm_ffi_version == "0.1.15.post2"
     detail = result.violations[-1].detail
     assert "SIGSEGV" in detail and "ToJSONGraph" in detail, detail
+
+
+@pytest.mark.needs_env
+def test_matrix_prints_one_row_per_case_and_a_column_per_version_set():
+    from helpers import cli
+    code, out, err = cli("matrix", SMALL_CASE, "--set",
+                         "apache-tvm==0.27.0.post1,apache-tvm-ffi==0.1.15.post2")
+    assert code == 0, err
+    header, _, row = out.strip().splitlines()
+    assert "tvm-ffi==0.1.15.post2" in header
+    assert row == f"| {SMALL_CASE} | crash |"
