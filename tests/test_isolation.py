@@ -1,7 +1,7 @@
 """Crash isolation: a dying or hanging child becomes a verdict, and the run goes on."""
 import pytest
 
-from harness import compat, envs
+from harness import envs
 from harness.isolate import run_isolated
 from harness.stages import Options
 from helpers import SMALL_CASE, cli_json, seeded
