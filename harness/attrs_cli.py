@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from .isolate import _key_frames, _signal_name
+from .isolate import describe_death
 from .verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED
 
 
@@ -31,9 +31,8 @@ def cmd_attrs(args) -> int:
         argv += ["--type", args.type] if args.type else []
         proc = subprocess.run(argv, stdout=None, stderr=subprocess.PIPE, text=True)
         if proc.returncode < 0:
-            frames = "; ".join(_key_frames(proc.stderr)) or "no native frames printed"
-            print(f"crash: {_signal_name(proc.returncode)} during the attrs sweep; "
-                  f"native stack: {frames}", file=sys.stderr)
+            print("crash: " + describe_death(proc.returncode, proc.stderr, "during the attrs sweep"),
+                  file=sys.stderr)
             return EXIT_VIOLATED
         sys.stderr.write(proc.stderr)
         return proc.returncode

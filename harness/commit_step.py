@@ -29,9 +29,11 @@ def default_build(source: str, jobs: int) -> list[list[str]]:
 
 
 def check_env(source: str) -> dict:
-    """Run the check against the checkout: its python/ and build/ come first."""
+    """Run the check against the checkout: the harness, then its python/ and build/."""
     env = dict(os.environ)
-    paths = [os.path.join(source, "python"), os.path.join(source, "3rdparty", "tvm-ffi", "python")]
+    harness_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [harness_root, os.path.join(source, "python"),
+             os.path.join(source, "3rdparty", "tvm-ffi", "python")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths + [env.get("PYTHONPATH", "")] if p)
     env["TVM_LIBRARY_PATH"] = os.path.join(source, "build")
     return env
@@ -54,8 +56,6 @@ def cmd_bisect_step(args) -> int:
         check = [sys.executable, "-m", "harness", "check", args.case, "--quiet"]
         check += ["--layout", args.layout] if args.layout else []
     env = check_env(source)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))), env["PYTHONPATH"]])
     code = subprocess.run(check, cwd=source, env=env).returncode
     if code in (0, 1, EXIT_CANNOT_TEST):
         return code

@@ -42,6 +42,14 @@ def _key_frames(stderr: str, limit: int = 3) -> list[str]:
     return frames[:limit]
 
 
+def describe_death(returncode: int, stderr: str, where: str) -> str:
+    """'SIGSEGV in WHERE; native stack: ...' for a child that died without a result."""
+    cause = (_signal_name(returncode) if returncode < 0
+             else f"exit code {returncode} without a result")
+    frames = "; ".join(_key_frames(stderr)) or "no native frames printed"
+    return f"{cause} {where}; native stack: {frames}"
+
+
 class _Events:
     """Reads the child's JSON-lines event log incrementally."""
 
@@ -159,9 +167,6 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
         result.add(Violation("timeout", stage, "(process)",
                              f"no result after {timeout:g} s; killed while in stage {stage}"))
     else:
-        cause = (_signal_name(returncode) if returncode < 0
-                 else f"exit code {returncode} without a result")
-        frames = "; ".join(_key_frames(stderr_text)) or "no native frames printed"
         result.add(Violation("crash", stage, "(process)",
-                             f"{cause} in stage {stage}; native stack: {frames}"))
+                             describe_death(returncode, stderr_text, f"in stage {stage}")))
     return result
