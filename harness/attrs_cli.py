@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from .isolate import describe_death
-from .verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED
+from .verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput
 
 
 def _print_row(row) -> None:
@@ -36,7 +36,10 @@ def cmd_attrs(args) -> int:
             return EXIT_VIOLATED
         sys.stderr.write(proc.stderr)
         return proc.returncode
-    from . import attrs_check, compat
+    try:
+        from . import attrs_check, compat
+    except ImportError as exc:   # hypothesis is a test extra
+        raise BadInput(f"the attrs sweep needs hypothesis ({exc}); pip install -e '.[test]'")
     try:
         compat.tvm()
     except compat.TVMUnavailable as exc:
