@@ -15,8 +15,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness.isolate import run_isolated  # noqa: E402
-from harness.stages import Options  # noqa: E402
+from harness.process.isolate import run_isolated  # noqa: E402
+from harness.tvmapi.pipelines import Options  # noqa: E402
 
 
 def timed(case: str, checks: bool) -> tuple[float, float, str]:

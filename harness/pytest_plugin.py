@@ -10,10 +10,13 @@ import os
 
 import pytest
 
-from . import catalog, compat, envs, known_issues
-from .cli import reproduce_command
-from .isolate import run_isolated
-from .stages import Options
+from harness.catalog import cases as catalog
+from harness.tvmapi import compat
+from harness.versions import envs
+from harness.catalog import known_issues
+from harness.cli.main import reproduce_command
+from harness.process.isolate import run_isolated
+from harness.tvmapi.pipelines import Options
 
 INVARIANTS = {
     "no-mutation": ("mutated",),

@@ -6,9 +6,9 @@ import os
 import subprocess
 import sys
 
-from harness import catalog
-from harness.run import PathRunner
-from harness.stages import Options
+from harness.catalog import cases as catalog
+from harness.runner.path_runner import PathRunner
+from harness.tvmapi.pipelines import Options
 from harness.verdict import Result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

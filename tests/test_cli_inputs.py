@@ -48,7 +48,7 @@ def test_list_prints_one_id_a_line():
 
 
 def test_user_onnx_file_is_checked(tmp_path):
-    from harness import catalog
+    from harness.catalog import cases as catalog
     import onnx
     path = tmp_path / "mine.onnx"
     onnx.save(catalog.resolve("Conv2d").model(), str(path))

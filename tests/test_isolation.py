@@ -1,9 +1,9 @@
 """Crash isolation: a dying or hanging child becomes a verdict, and the run goes on."""
 import pytest
 
-from harness import envs
-from harness.isolate import run_isolated
-from harness.stages import Options
+from harness.versions import envs
+from harness.process.isolate import run_isolated
+from harness.tvmapi.pipelines import Options
 from helpers import SMALL_CASE, cli_json, seeded
 
 

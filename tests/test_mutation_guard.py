@@ -2,8 +2,8 @@
 import pytest
 
 import seeded
-from harness import compat
-from harness.fingerprint import Fingerprint
+from harness.tvmapi import compat
+from harness.oracles.fingerprint import Fingerprint
 from helpers import SMALL_CASE, cli_json, run_in_process
 from helpers import seeded as seeded_spec
 

@@ -11,8 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import attrs_check, compat, fuzz, graphs, known_issues
-from harness.stages import Options
+from harness.oracles import attrs_sweep as attrs_check
+from harness.tvmapi import compat
+from harness.cli import fuzz
+from harness.catalog import graphs
+from harness.catalog import known_issues
+from harness.tvmapi.pipelines import Options
 from helpers import SEEDED, seeded
 
 pytestmark = pytest.mark.in_process_tvm

@@ -2,7 +2,8 @@
 import pytest
 
 import seeded
-from harness import compat, fieldwise
+from harness.tvmapi import compat
+from harness.oracles import fieldwise
 from helpers import run_in_process
 
 pytestmark = pytest.mark.in_process_tvm

@@ -17,8 +17,9 @@ import tempfile
 import time
 from typing import Callable
 
-from .stages import Options
-from .verdict import BadInput, Result, StageRecord, Violation
+from harness import REPO_ROOT
+from harness.tvmapi.pipelines import Options
+from harness.verdict import BadInput, Result, StageRecord, Violation
 
 DEFAULT_TIMEOUT = 900.0
 STACK_TAIL_LINES = 40
@@ -113,13 +114,12 @@ def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
         child_env = dict(os.environ if env is None else env)
         child_env.setdefault("PYTHONFAULTHANDLER", "1")
         # The child imports this very package, wherever the caller's python is.
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         child_env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (root, child_env.get("PYTHONPATH")) if p)
+            p for p in (REPO_ROOT, child_env.get("PYTHONPATH")) if p)
         events = _Events(events_path, on_event)
         with open(stderr_path, "w") as stderr:
             proc = subprocess.Popen(
-                [python or sys.executable, "-m", "harness.child", spec_path, events_path],
+                [python or sys.executable, "-m", "harness.process.child", spec_path, events_path],
                 stdout=subprocess.DEVNULL, stderr=stderr, env=child_env,
                 start_new_session=True)
             deadline = time.monotonic() + timeout

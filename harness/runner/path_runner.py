@@ -15,10 +15,11 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from . import compat, roundtrip
-from .fingerprint import Fingerprint
-from .stages import EXTRACT, Options, Stage, build
-from .verdict import Result, StageRecord, Violation
+from harness.tvmapi import compat
+from harness.oracles import roundtrip
+from harness.oracles.fingerprint import Fingerprint
+from harness.tvmapi.pipelines import EXTRACT, Options, Stage, build
+from harness.verdict import Result, StageRecord, Violation
 
 Emit = Callable[[dict], None]
 

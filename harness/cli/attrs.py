@@ -11,8 +11,8 @@ import json
 import subprocess
 import sys
 
-from .isolate import describe_death
-from .verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput
+from harness.process.isolate import describe_death
+from harness.verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput
 
 
 def _print_row(row) -> None:
@@ -37,7 +37,8 @@ def cmd_attrs(args) -> int:
         sys.stderr.write(proc.stderr)
         return proc.returncode
     try:
-        from . import attrs_check, compat
+        from harness.oracles import attrs_sweep as attrs_check
+        from harness.tvmapi import compat
     except ImportError as exc:   # hypothesis is a test extra
         raise BadInput(f"the attrs sweep needs hypothesis ({exc}); pip install -e '.[test]'")
     try:

@@ -5,7 +5,7 @@ field added to any attrs type upstream is compared without editing this file.
 """
 from __future__ import annotations
 
-from . import compat
+from harness.tvmapi import compat
 
 _MISSING = object()
 

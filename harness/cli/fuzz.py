@@ -12,10 +12,13 @@ import os
 import sys
 import time
 
-from . import compat, envs, reproducer, roundtrip
-from .run import PathRunner, signatures
-from .stages import Options, load_module, split_spec
-from .verdict import Result, Violation
+from harness.tvmapi import compat
+from harness.versions import envs
+from harness.runner import reproducer
+from harness.oracles import roundtrip
+from harness.runner.path_runner import PathRunner, signatures
+from harness.tvmapi.pipelines import Options, load_module, split_spec
+from harness.verdict import Result, Violation
 
 
 def load_copier(spec: str):
@@ -27,7 +30,7 @@ def load_copier(spec: str):
 
 def check_spec(spec, door: str, options: Options, copiers=None) -> Result:
     """Both invariants and determinism over one generated graph (a GraphSpec), in-process."""
-    from . import graphs
+    from harness.catalog import graphs
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
     build = (lambda: compat.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
         (lambda: graphs.to_relax(spec))
@@ -62,7 +65,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     from hypothesis import strategies as st
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    from . import graphs
+    from harness.catalog import graphs
     options = options or Options()
     copiers = None
     if copier:

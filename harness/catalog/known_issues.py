@@ -12,9 +12,9 @@ import os
 import tomllib
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
-from .catalog import CASES_DIR
+from harness.catalog.cases import CASES_DIR
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,9 +33,17 @@ class KnownIssue:
             return False
         for spec, have in ((self.tvm, versions.get("tvm_version")),
                            (self.tvm_ffi, versions.get("tvm_ffi_version"))):
-            if spec and (have is None or Version(have) not in SpecifierSet(spec, prereleases=True)):
+            if spec and not _within(have, spec):
                 return False
         return True
+
+
+def _within(version: str | None, spec: str) -> bool:
+    """A source build ("git:<sha>") or a missing version is within no range."""
+    try:
+        return version is not None and Version(version) in SpecifierSet(spec, prereleases=True)
+    except InvalidVersion:
+        return False
 
 
 @functools.cache

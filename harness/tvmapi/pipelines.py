@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Any, Callable
 
-from . import compat
-from .verdict import BadInput
+from harness.tvmapi import compat
+from harness.verdict import BadInput
 
 LAYOUTS = {
     "nchw": None,

@@ -11,10 +11,10 @@ import json
 import shlex
 import sys
 
-from . import catalog
-from .isolate import DEFAULT_TIMEOUT, run_isolated
-from .stages import EXTRACT, LAYOUTS, Options
-from .verdict import EXIT_INTERNAL, EXIT_USAGE, BadInput, Result
+from harness.catalog import cases as catalog
+from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, Options
+from harness.verdict import EXIT_INTERNAL, EXIT_USAGE, BadInput, Result
 
 
 class _Parser(argparse.ArgumentParser):
@@ -137,7 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands():
     """Catalog-wide commands live in their own modules; each adds its subparser."""
-    from . import attrs_cli, bisect, commit_step, fuzz, matrix, report
+    from harness.cli import attrs as attrs_cli
+    from harness.versions import bisect
+    from harness.versions import commit_step
+    from harness.cli import fuzz
+    from harness.cli import matrix
+    from harness.cli import report
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
             commit_step.register, matrix.register]
 

@@ -11,10 +11,11 @@ import os
 import sys
 import time
 
-from . import catalog, compat
-from .isolate import DEFAULT_TIMEOUT, run_isolated
-from .stages import Options
-from .verdict import Result
+from harness.catalog import cases as catalog
+from harness.tvmapi import compat
+from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.tvmapi.pipelines import Options
+from harness.verdict import Result
 
 
 def row_of(case: catalog.Case, result: Result, wall: float) -> dict:

@@ -7,17 +7,19 @@ half-built environment (interrupted install) is rebuilt, never trusted.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
-from .verdict import BadInput
+from harness import REPO_ROOT
+from harness.verdict import BadInput
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What the harness itself needs inside an environment, beside the TVM stack
 # (setup.cfg's install_requires).
 BASE_PACKAGES = ("onnx", "numpy", "packaging")
@@ -25,7 +27,7 @@ READY = "harness-env.json"
 
 
 def cache_dir() -> str:
-    return os.environ.get("HARNESS_CACHE", os.path.join(ROOT, ".harness-cache"))
+    return os.environ.get("HARNESS_CACHE", os.path.join(REPO_ROOT, ".harness-cache"))
 
 
 def envs_dir() -> str:
@@ -57,33 +59,63 @@ def lookup(packages: dict[str, str], extra: tuple[str, ...] = BASE_PACKAGES) -> 
     return path if os.path.exists(os.path.join(path, READY)) else None
 
 
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def ensure(packages: dict[str, str], log=None, extra: tuple[str, ...] = BASE_PACKAGES) -> str:
     """Path of a ready environment with exactly these versions, built if missing.
 
     Raises BadInput when pip cannot resolve the set (no such version, say).
     """
-    found = lookup(packages, extra)
-    if found:
-        return found
-    path = os.path.join(envs_dir(), key(packages, extra))
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(envs_dir(), exist_ok=True)
-    started = time.monotonic()
-    if log:
-        log(f"building environment {os.path.basename(path)}: "
-            + " ".join(f"{n}=={v}" for n, v in sorted(packages.items())))
-    subprocess.run([sys.executable, "-m", "venv", path], check=True)
     pins = [f"{n}=={v}" for n, v in sorted(packages.items())]
-    proc = subprocess.run([python_of(path), "-m", "pip", "install", "-q",
-                           "--disable-pip-version-check", *pins, *extra],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        shutil.rmtree(path, ignore_errors=True)
-        last = (proc.stderr.strip().splitlines() or ["pip failed"])[-1]
-        raise BadInput(f"cannot install {' '.join(pins)}: {last}")
-    with open(os.path.join(path, READY), "w") as handle:
-        json.dump({"packages": packages, "built_seconds": round(time.monotonic() - started, 1),
-                   "built_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, handle)
+    return _ensure(key(packages, extra), packages, [*pins, *extra], " ".join(pins), log)
+
+
+def ensure_custom(identity: dict[str, str], install: list[str], label: str, log=None) -> str:
+    """Like ensure, for what is not a version set (a local checkout to build and install).
+
+    `identity` keys the environment; `install` is what pip installs into it.
+    """
+    return _ensure(key(identity, tuple(install)), identity, install, label, log)
+
+
+def _ensure(env_key: str, packages: dict, install: list[str], label: str, log) -> str:
+    """Build once per key, safe under concurrent use.
+
+    Processes that need the same environment serialize on a per-key lock; the
+    builder installs into a temporary folder and renames it into place only when
+    pip succeeded, so nobody ever sees (or deletes) a half-built environment.
+    Environments are used through `bin/python -m ...` only, so the rename is safe.
+    """
+    path = os.path.join(envs_dir(), env_key)
+    if os.path.exists(os.path.join(path, READY)):
+        return path
+    os.makedirs(envs_dir(), exist_ok=True)
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)   # released when the file closes
+        if os.path.exists(os.path.join(path, READY)):
+            return path                    # another process built it while we waited
+        shutil.rmtree(path, ignore_errors=True)   # a leftover without READY (killed build)
+        building = tempfile.mkdtemp(prefix=f"{env_key}.building-", dir=envs_dir())
+        started = time.monotonic()
+        if log:
+            log(f"building environment {env_key}: {label}")
+        try:
+            subprocess.run([sys.executable, "-m", "venv", building], check=True)
+            proc = subprocess.run([python_of(building), "-m", "pip", "install", "-q",
+                                   "--disable-pip-version-check", *install],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                last = (proc.stderr.strip().splitlines() or ["pip failed"])[-1]
+                raise BadInput(f"cannot install {label}: {last}")
+            with open(os.path.join(building, READY), "w") as handle:
+                json.dump({"packages": packages, "label": label,
+                           "built_seconds": round(time.monotonic() - started, 1),
+                           "built_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, handle)
+            os.rename(building, path)
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
     return path
 
 

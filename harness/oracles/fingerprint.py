@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import compat
+from harness.tvmapi import compat
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,10 +15,11 @@ import tomllib
 
 import onnx
 
-from .verdict import BadInput
+from harness import REPO_ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CASES_DIR = os.environ.get("HARNESS_CASES", os.path.join(ROOT, "cases"))
+from harness.verdict import BadInput
+
+CASES_DIR = os.environ.get("HARNESS_CASES", os.path.join(REPO_ROOT, "cases"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Case:
     def model(self) -> onnx.ModelProto:
         kind, _, ref = self.source.partition(":")
         if kind == "darknet":
-            from . import darknet
+            from harness.catalog import darknet
             with open(os.path.join(CASES_DIR, "darknet", ref)) as handle:
                 return darknet.build(handle.read())
         if kind == "builder":

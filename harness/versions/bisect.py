@@ -22,8 +22,9 @@ from typing import Callable
 
 from packaging.version import InvalidVersion, Version
 
-from . import envs
-from .verdict import EXIT_CANNOT_TEST, BadInput
+from harness.versions import envs
+from harness import REPO_ROOT
+from harness.verdict import EXIT_CANNOT_TEST, BadInput
 
 GOOD, BAD, SKIP, BROKEN = "good", "bad", "skip", "broken"
 
@@ -158,10 +159,10 @@ def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: 
                         built, str(exc))
         envs.touch(path)
         argv = [part.replace("{python}", envs.python_of(path)) for part in command]
-        env = dict(os.environ, PYTHONPATH=envs.ROOT)
+        env = dict(os.environ, PYTHONPATH=REPO_ROOT)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                  cwd=envs.ROOT, env=env)
+                                  cwd=REPO_ROOT, env=env)
             code, out = proc.returncode, proc.stdout
         except subprocess.TimeoutExpired:
             code, out = 1, "step timed out"

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import sys
 
-from . import catalog, envs
-from .isolate import DEFAULT_TIMEOUT, run_isolated
-from .stages import Options
-from .verdict import BadInput
+from harness.catalog import cases as catalog
+from harness.versions import envs
+from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.tvmapi.pipelines import Options
+from harness.verdict import BadInput
 
 
 def parse_set(text: str) -> dict[str, str]:

@@ -14,11 +14,16 @@ import copy
 import functools
 import importlib
 import json
+import os
 from typing import Any, Callable, Iterator
 
 
 class TVMUnavailable(Exception):
     """TVM (or tvm_ffi) cannot be imported here: the case cannot be tested."""
+
+
+class WrongTVM(Exception):
+    """A source-build check loaded TVM from somewhere else: the step is broken, not TVM."""
 
 
 @functools.cache
@@ -29,7 +34,33 @@ def tvm():
         import tvm.relax.frontend.onnx  # noqa: F401
     except Exception as exc:  # ImportError, OSError (undefined symbol), ...
         raise TVMUnavailable(f"cannot import tvm: {type(exc).__name__}: {exc}") from exc
+    _assert_provenance(_tvm)
     return _tvm
+
+
+def _loaded_libraries() -> list[str]:
+    with open("/proc/self/maps") as handle:
+        return sorted({line.split()[-1] for line in handle
+                       if "libtvm" in line and line.rstrip().endswith(".so")})
+
+
+def _assert_provenance(module) -> None:
+    """bisect-step sets HARNESS_TVM_SOURCE / HARNESS_TVM_BUILD: check exactly that build.
+
+    Without this a source-build step can silently check a wheel's TVM (as it did on
+    a toy project) and bisect nothing.
+    """
+    source, build = os.environ.get("HARNESS_TVM_SOURCE"), os.environ.get("HARNESS_TVM_BUILD")
+    if source and not os.path.realpath(module.__file__).startswith(os.path.realpath(source)):
+        raise WrongTVM(f"tvm was imported from {module.__file__}, not from {source}")
+    if build:
+        compiler = [lib for lib in _loaded_libraries()
+                    if os.path.basename(lib).startswith(("libtvm_compiler", "libtvm.so",
+                                                         "libtvm_runtime"))]
+        outside = [lib for lib in compiler
+                   if not os.path.realpath(lib).startswith(os.path.realpath(build))]
+        if not compiler or outside:
+            raise WrongTVM(f"TVM libraries loaded from {outside or 'nowhere'}, not from {build}")
 
 
 @functools.cache
@@ -48,6 +79,11 @@ def versions() -> dict[str, str | None]:
             out[key] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             out[key] = None
+    # A source build has no wheel metadata: bisect-step records the commit instead.
+    if os.environ.get("HARNESS_TVM_COMMIT"):
+        out["tvm_version"] = "git:" + os.environ["HARNESS_TVM_COMMIT"][:12]
+    if os.environ.get("HARNESS_TVM_FFI_COMMIT"):
+        out["tvm_ffi_version"] = "git:" + os.environ["HARNESS_TVM_FFI_COMMIT"][:12]
     return out
 
 

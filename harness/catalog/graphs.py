@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 from hypothesis import strategies as st
 
-from . import compat
+from harness.tvmapi import compat
 
 CONV_LAYOUTS = [["NCHW", "OIHW"], ["NHWC", "OHWI"], ["NHWC", "HWIO"]]
 # Pools take no desired layout in ConvertLayout (0.27 refuses one: NoDesiredLayout);

@@ -1,6 +1,6 @@
 """The child side of an isolated check: run one case, write events as JSON lines.
 
-Invoked as `python -m harness.child SPEC.json EVENTS.jsonl`. Every event is
+Invoked as `python -m harness.process.child SPEC.json EVENTS.jsonl`. Every event is
 flushed as it happens, so a crash loses nothing but the stage that crashed.
 """
 from __future__ import annotations
@@ -9,10 +9,11 @@ import faulthandler
 import json
 import sys
 
-from . import catalog, compat
-from .run import PathRunner
-from .stages import Options
-from .verdict import BadInput, Result, Violation
+from harness.catalog import cases as catalog
+from harness.tvmapi import compat
+from harness.runner.path_runner import PathRunner
+from harness.tvmapi.pipelines import Options
+from harness.verdict import BadInput, Result, Violation
 
 
 def _writer(path: str):

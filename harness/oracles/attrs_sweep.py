@@ -13,7 +13,9 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from . import compat, fieldwise, roundtrip
+from harness.tvmapi import compat
+from harness.oracles import fieldwise
+from harness.oracles import roundtrip
 
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64", "uint8", "bool"]
 

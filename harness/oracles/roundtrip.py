@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import compat, fieldwise
-from .verdict import Violation
+from harness.tvmapi import compat
+from harness.oracles import fieldwise
+from harness.verdict import Violation
 
 Copier = Callable[[object], object]
 

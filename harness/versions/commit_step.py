@@ -1,0 +1,356 @@
+"""`python -m harness bisect-step`: one step of `git bisect run` over a source checkout.
+
+For apache/tvm (the default `--package`), per step: update the submodules the
+commit pins that the CPU build needs, configure once (cmake + ninja, LLVM >= 15,
+ccache when present) into a build folder that persists across steps, build
+incrementally, build the checkout's own `tvm_ffi` Python package into a cached
+environment (keyed by the tvm-ffi commit), then run the check against exactly
+that build and exit with its code. Recipe:
+
+    cd ~/tvm && git bisect start BAD GOOD
+    git bisect run python -m harness bisect-step --source ~/tvm yolov3-tiny-nhwc
+
+Exit codes are `git bisect run`'s: 0 good, 1 bad, 125 skip (only a commit that
+fails to compile after a good configuration, or a TVM that cannot be tested),
+128 abort (the environment is wrong: no LLVM, CMake too old, a submodule
+missing, the first configuration failing, a harness bug) so that git stops
+instead of marking every commit.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+from harness import REPO_ROOT
+from harness.versions import envs
+from harness.verdict import EXIT_CANNOT_TEST, BadInput
+
+EXIT_ABORT = 128
+MIN_LLVM = 15      # TVM's CMake: "TVM requires LLVM 15.0 or higher"
+MIN_CMAKE = (3, 26)  # the 3rdparty/tvm-ffi submodule's cmake_minimum_required
+# Submodules a CPU build needs; cutlass, OpenCL headers and flash-attn are GPU-only
+# and are not fetched (a user offline or behind a proxy may not have them).
+TVM_SUBMODULES = ("3rdparty/tvm-ffi",)
+FFI_SUBMODULES = ("3rdparty/dlpack", "3rdparty/libbacktrace")
+FFI_DIR = os.path.join("3rdparty", "tvm-ffi")
+# What TVM's python/ imports (its pyproject's dependencies) beside tvm_ffi, and the harness's own.
+TVM_PYTHON_DEPS = ("ml_dtypes", "numpy", "typing_extensions", "psutil", "cloudpickle")
+
+
+class EnvironmentProblem(Exception):
+    """The machine, not the commit, is wrong: exit 128 with one line naming the fix."""
+
+
+def log(message: str) -> None:
+    print(f"bisect-step: {message}", file=sys.stderr, flush=True)
+
+
+class Phases:
+    """Runs named phases, printing each with its time; keeps the times for the summary."""
+
+    def __init__(self):
+        self.times: list[tuple[str, float]] = []
+
+    def run(self, name: str, func, *args):
+        log(f"[{name}] ...")
+        started = time.monotonic()
+        try:
+            return func(*args)
+        finally:
+            seconds = time.monotonic() - started
+            self.times.append((name, seconds))
+            log(f"[{name}] {seconds:.1f} s")
+
+    def summary(self) -> str:
+        return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.times)
+
+
+# ---- tools -------------------------------------------------------------------
+
+def _version_of(argv: list[str]) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
+    return tuple(int(part) for part in match.groups() if part is not None) if match else None
+
+
+def find_llvm_config() -> str:
+    """HARNESS_LLVM_CONFIG, else the newest llvm-config(-N) >= 15 on PATH."""
+    chosen = os.environ.get("HARNESS_LLVM_CONFIG")
+    if chosen:
+        version = _version_of([chosen, "--version"])
+        if version is None or version[0] < MIN_LLVM:
+            raise EnvironmentProblem(
+                f"HARNESS_LLVM_CONFIG={chosen} is not an llvm-config of LLVM >= {MIN_LLVM} "
+                f"(found {version}); apt-get install llvm-16-dev")
+        return chosen
+    candidates = []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isdir(folder):
+            continue
+        for name in os.listdir(folder):
+            if re.fullmatch(r"llvm-config(-\d+)?", name):
+                path = os.path.join(folder, name)
+                version = _version_of([path, "--version"])
+                if version and version[0] >= MIN_LLVM:
+                    candidates.append((version, path))
+    if not candidates:
+        raise EnvironmentProblem(f"no llvm-config of LLVM >= {MIN_LLVM} on PATH (TVM refuses "
+                                 "older): apt-get install llvm-16-dev, or set HARNESS_LLVM_CONFIG")
+    return max(candidates)[1]
+
+
+def _tool(name: str) -> str | None:
+    """Prefer the one installed beside this python (the harness's `build` extra)."""
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    return beside if os.access(beside, os.X_OK) else shutil.which(name)
+
+
+def find_cmake() -> str:
+    cmake = _tool("cmake")
+    version = _version_of([cmake, "--version"]) if cmake else None
+    if version is None or version[:2] < MIN_CMAKE:
+        found = ".".join(map(str, version)) if version else "none"
+        raise EnvironmentProblem(
+            f"CMake >= {'.'.join(map(str, MIN_CMAKE))} is needed (found {found}): "
+            "pip install -e '.[build]' (pip's cmake) in the harness's environment")
+    return cmake
+
+
+def find_ninja() -> str:
+    ninja = _tool("ninja")
+    if ninja is None:
+        raise EnvironmentProblem("ninja is not installed: pip install -e '.[build]' "
+                                 "or apt-get install ninja-build")
+    return ninja
+
+
+# ---- phases ------------------------------------------------------------------
+
+def _git(source: str, *args: str, check: bool = True) -> str:
+    proc = subprocess.run(["git", "-C", source, *args], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise EnvironmentProblem(f"git {' '.join(args)} failed in {source}: "
+                                 f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    return proc.stdout.strip()
+
+
+def _populated(path: str) -> bool:
+    return os.path.isdir(path) and any(name != ".git" for name in os.listdir(path))
+
+
+def update_submodules(source: str, paths: tuple[str, ...], nested: tuple[str, ...] = ()) -> None:
+    """Check out the commits the commit pins; offline, a submodule that is present is kept.
+
+    A mirror may lag upstream (then git cannot fetch the pinned commit): the
+    submodule's working tree stays as it is and a warning says so. A submodule
+    that is not there at all cannot be built without: that aborts the bisect.
+    """
+    proc = subprocess.run(["git", "-C", source, "submodule", "update", "--init", "--recursive",
+                           "--", *paths], capture_output=True, text=True)
+    required = list(paths) + [os.path.join(paths[0], n) for n in nested] if paths else []
+    missing = [p for p in required if not _populated(os.path.join(source, p))]
+    if missing:
+        reason = (proc.stderr.strip().splitlines() or ["not checked out"])[-1]
+        raise EnvironmentProblem(
+            f"submodule {missing[0]} is missing and cannot be fetched ({reason}): fetch it "
+            "(git submodule update --init --recursive), or point its URL at a local clone "
+            "(git config url.LOCAL.insteadOf URL)")
+    if proc.returncode != 0:
+        reason = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        log(f"warning: a submodule is not at its pinned commit ({reason}); building the "
+            "checked-out one")
+
+
+def configure(source: str, build_dir: str, cmake: str, ninja: str, llvm_config: str,
+              ccache: bool) -> bool:
+    """cmake once per build folder (ninja re-runs it when CMakeLists change). True if it ran."""
+    if os.path.exists(os.path.join(build_dir, "build.ninja")):
+        return False
+    os.makedirs(build_dir, exist_ok=True)
+    argv = [cmake, "-S", source, "-B", build_dir, "-G", "Ninja",
+            f"-DCMAKE_MAKE_PROGRAM={ninja}", "-DCMAKE_BUILD_TYPE=Release",
+            f"-DUSE_LLVM={llvm_config}", f"-DUSE_CCACHE={'AUTO' if ccache else 'OFF'}"]
+    log(shlex.join(argv))
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        # The first configuration failing says nothing about the commit: abort.
+        errors = [line for line in proc.stdout.splitlines() + proc.stderr.splitlines()
+                  if "Error" in line or "error" in line] or proc.stderr.splitlines() or ["?"]
+        shutil.rmtree(build_dir, ignore_errors=True)
+        raise EnvironmentProblem(f"cmake cannot configure {source}: {errors[0].strip()} "
+                                 f"(full log: rerun {shlex.join(argv)})")
+    return True
+
+
+def build(build_dir: str, ninja: str, jobs: int) -> bool:
+    """ninja; False when this commit does not compile (git then skips it)."""
+    proc = subprocess.run([ninja, "-C", build_dir, f"-j{jobs}"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        failed = [line for line in proc.stdout.splitlines() if line.startswith("FAILED")]
+        log(f"build failed: {failed[0] if failed else proc.stdout.splitlines()[-1:]}")
+        tail = "\n".join(proc.stdout.splitlines()[-20:])
+        print(tail, file=sys.stderr)
+        return False
+    steps = re.findall(r"^\[(\d+)/(\d+)\]", proc.stdout, re.M)
+    log(f"ninja: {steps[-1][1] + ' steps run' if steps else 'nothing to do'}")
+    return True
+
+
+def ffi_environment(ffi_source: str, extra: tuple[str, ...] = (), phases=None) -> str:
+    """A cached venv with the checked-out tvm-ffi built and installed (its Cython core).
+
+    Keyed by the tvm-ffi commit plus the state of its working tree (a patched
+    dlpack.h counts), so each tvm-ffi commit is built once.
+    """
+    commit = _git(ffi_source, "rev-parse", "HEAD")
+    dirty = _git(ffi_source, "status", "--porcelain", "--ignore-submodules=none", check=False)
+    label = f"tvm-ffi@{commit[:12]}" + ("+local" if dirty else "")
+    return envs.ensure_custom(
+        {"apache-tvm-ffi": f"git:{commit}", "worktree": envs.text_key(dirty)},
+        [ffi_source, *TVM_PYTHON_DEPS, *envs.BASE_PACKAGES, *extra], label=label, log=log)
+
+
+def checkout_env(source: str, build_dir: str, commit: str) -> dict:
+    """The check's environment: the checkout's python/ and build/lib, nothing from a wheel."""
+    env = dict(os.environ)
+    python_dir = os.path.join(source, "python")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, python_dir) if p)
+    env["TVM_LIBRARY_PATH"] = os.path.join(build_dir, "lib")
+    # compat.tvm() asserts the provenance and versions() records the commit.
+    env["HARNESS_TVM_SOURCE"] = python_dir
+    env["HARNESS_TVM_BUILD"] = os.path.join(build_dir, "lib")
+    env["HARNESS_TVM_COMMIT"] = commit
+    return env
+
+
+def _check_argv(args, python: str) -> list[str]:
+    if args.check_command:
+        return shlex.split(args.check_command)
+    argv = [python, "-m", "harness", "check", args.case, "--quiet"]
+    argv += ["--layout", args.layout] if args.layout else []
+    argv += ["--path", args.path] if getattr(args, "path", None) else []
+    return argv
+
+
+def interpret_check(code: int, untestable: str) -> int:
+    """The check's exit code as a bisect verdict."""
+    if code == EXIT_CANNOT_TEST:
+        return 1 if untestable == "bad" else EXIT_CANNOT_TEST
+    if code in (0, 1):
+        return code
+    # Usage error or a harness bug: 128 stops `git bisect run` instead of blaming the commit.
+    log(f"the check itself failed (exit {code}): aborting the bisect")
+    return EXIT_ABORT
+
+
+def step_tvm(args, source: str, phases: Phases) -> int:
+    commit = _git(source, "rev-parse", "HEAD")
+    log(f"apache/tvm {commit[:12]}: {_git(source, 'log', '-1', '--format=%s')}")
+    build_dir = os.path.abspath(args.build_dir or os.path.join(source, "build"))
+    if args.build_command:
+        for argv in args.build_command:
+            log(f"$ {argv}")
+            if subprocess.run(shlex.split(argv), cwd=source).returncode != 0:
+                log("build failed: skip this commit (125)")
+                return EXIT_CANNOT_TEST
+        python = sys.executable
+    else:
+        phases.run("submodules", update_submodules, source, TVM_SUBMODULES, FFI_SUBMODULES)
+        tools = phases.run("tools", lambda: (find_cmake(), find_ninja(), find_llvm_config()))
+        ccache = shutil.which("ccache") is not None and not args.no_ccache
+        phases.run("configure", configure, source, build_dir, *tools, ccache)
+        if not phases.run("build", build, build_dir, tools[1], args.jobs):
+            log("this commit does not compile: skip it (125)")
+            return EXIT_CANNOT_TEST
+        env_path = phases.run("tvm-ffi package", ffi_environment,
+                              os.path.join(source, FFI_DIR))
+        python = envs.python_of(env_path)
+    if args.build_only:
+        return 0
+    env = checkout_env(source, build_dir, commit) if not args.build_command else \
+dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p))
+    code = phases.run("check", lambda: subprocess.run(_check_argv(args, python), cwd=source,
+                                                       env=env).returncode)
+    return interpret_check(code, args.untestable)
+
+
+def step_ffi(args, source: str, phases: Phases) -> int:
+    """A tvm-ffi commit against a released TVM wheel (`--with apache-tvm==V`)."""
+    pins = envs.parse_requirements(args.with_ or [])
+    if "apache-tvm" not in pins:
+        raise BadInput("--package apache-tvm-ffi needs --with apache-tvm==VERSION "
+                       "(the TVM release to check the tvm-ffi commit against)")
+    commit = _git(source, "rev-parse", "HEAD")
+    log(f"apache/tvm-ffi {commit[:12]}: {_git(source, 'log', '-1', '--format=%s')}")
+    phases.run("submodules", update_submodules, source, (), ())
+    for nested in FFI_SUBMODULES:
+        if not _populated(os.path.join(source, nested)):
+            raise EnvironmentProblem(f"submodule {nested} of {source} is missing: "
+                                     "git submodule update --init --recursive")
+    tvm_pin = f"apache-tvm=={pins['apache-tvm']}"
+    try:
+        env_path = phases.run("tvm-ffi package", ffi_environment, source, (tvm_pin,))
+    except BadInput as exc:
+        # pip could not build this commit's package: the commit, not the machine.
+        log(f"cannot build this tvm-ffi commit: {exc}: skip it (125)")
+        return EXIT_CANNOT_TEST
+    if args.build_only:
+        return 0
+    env = dict(os.environ, HARNESS_TVM_FFI_COMMIT=commit, PYTHONPATH=REPO_ROOT)
+    code = phases.run("check", lambda: subprocess.run(
+        _check_argv(args, envs.python_of(env_path)), env=env).returncode)
+    return interpret_check(code, args.untestable)
+
+
+def cmd_bisect_step(args) -> int:
+    source = os.path.abspath(args.source)
+    if not os.path.isdir(os.path.join(source, ".git")) and not os.path.isfile(
+            os.path.join(source, ".git")):
+        raise BadInput(f"--source {source} is not a git checkout")
+    phases = Phases()
+    try:
+        if args.package == "apache-tvm":
+            code = step_tvm(args, source, phases)
+        else:
+            code = step_ffi(args, source, phases)
+    except EnvironmentProblem as exc:
+        print(f"bisect-step: cannot bisect here: {exc}", file=sys.stderr, flush=True)
+        return EXIT_ABORT
+    log(f"exit {code} ({phases.summary()})")
+    return code
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bisect-step", help="one `git bisect run` step over a TVM or tvm-ffi "
+                                           "source checkout")
+    p.add_argument("case", nargs="?", default="yolov3-tiny")
+    p.add_argument("--source", "--tvm-source", required=True, metavar="DIR",
+                   help="the checkout git bisects (apache/tvm, or apache/tvm-ffi with --package)")
+    p.add_argument("--package", choices=["apache-tvm", "apache-tvm-ffi"], default="apache-tvm")
+    p.add_argument("--with", dest="with_", action="append", metavar="PKG==VER",
+                   help="with --package apache-tvm-ffi: the TVM release to check against")
+    p.add_argument("--build-dir", default=None, metavar="DIR",
+                   help="kept across steps for incremental builds (default SOURCE/build)")
+    p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--no-ccache", action="store_true", help="build without ccache even if present")
+    p.add_argument("--build-only", action="store_true",
+                   help="build (and cache the tvm_ffi package), do not check")
+    p.add_argument("--untestable", choices=["skip", "bad"], default="skip",
+                   help="a TVM that cannot be tested (does not import): skip the commit, or "
+                        "count it bad (an ABI bisect: the symptom is the import failing)")
+    p.add_argument("--build-command", action="append", default=None,
+                   help="instead of the TVM build (run in DIR; non-zero means skip; repeatable)")
+    p.add_argument("--check-command", default=None,
+                   help="instead of `harness check CASE` (run in DIR with the build on the path)")
+    p.set_defaults(func=cmd_bisect_step)
