@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from harness import bisect as bisect_mod
+from harness.versions import bisect as bisect_mod
 from helpers import ROOT
 
 TOY = "harness-toy-tvm"
