@@ -35,6 +35,11 @@ class Options:
     full_copies: bool = False          # also run the whole path on each copy
     desired_layouts: dict | None = None  # ConvertLayout's map; overrides `layout`
     checks: bool = True                # False: bare extraction, for benchmarks
+    path: str = "extract"              # extract | tune | compile (PATHS)
+    trials: int = 4                    # tune: total_trials of static_shape_tuning_pipeline
+    prepack: bool = False              # tune: cpu_weight_prepack (the layout-rewrite passes)
+    pass_guard: bool = True            # False: the stage-level guard only (benchmarks)
+    keep_crash_input: bool = False     # write each pass's input JSON first (crash evidence)
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
