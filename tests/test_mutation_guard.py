@@ -1,34 +1,67 @@
-"""Invariant 1 bites: a pass that mutates its input in place is caught, with the stage."""
+"""Invariant 1 bites: a pass that mutates its input in place is caught and named.
+
+Each seeded pass (tests/seeded.py) breaks the invariant in a way only one guard
+sees: a mutator hidden inside a Sequential (only the per-pass guard), a span-only
+rebinding (only the identity map / JSON text, not the structural hash).
+"""
 import pytest
 
 import seeded
-from harness.tvmapi import compat
+from harness.catalog import cases as catalog
 from harness.oracles.fingerprint import Fingerprint
+from harness.tvmapi import compat
 from helpers import SMALL_CASE, cli_json, run_in_process
 from helpers import seeded as seeded_spec
 
 pytestmark = pytest.mark.in_process_tvm
 
 
-def _kinds(result):
-    return [(v.kind, v.stage) for v in result.violations]
+def _mutations(result):
+    return [v for v in result.violations if v.kind == "mutated"]
 
 
-def test_clean_path_passes_with_tasks():
+def test_clean_path_passes_with_tasks_and_records_every_pass():
     result = run_in_process()
     assert result.verdict == "pass", result.violations
     assert result.tasks > 0
     assert [s.name for s in result.stages][0] == "import"
     assert not any(s.mutated_source for s in result.stages)
+    zero = [p for p in result.passes if p.stage == "zero-pipeline"]
+    assert len(zero) >= 10 and [p.index for p in zero] == list(range(1, len(zero) + 1))
+    assert {"LegalizeOps", "FuseOps", "FuseTIR"} <= {p.name for p in zero}
+    assert not any(p.mutated_input for p in result.passes)
 
 
 @pytest.mark.parametrize("spec", ["mutate_in_place", "mutating_pass"])
-def test_mutating_pass_is_caught_with_its_stage(spec):
+def test_mutating_pass_is_caught_with_its_stage_and_path(spec):
     result = run_in_process(inject_pass=seeded_spec(spec))
     assert result.verdict == "mutated"
-    assert ("mutated", "injected") in _kinds(result)
-    violation = next(v for v in result.violations if v.kind == "mutated")
+    (violation,) = _mutations(result)
+    assert violation.stage == "injected"
     assert "attrs" in violation.path, violation.path  # the first mismatching access path
+
+
+def test_mutator_hidden_in_a_sequential_is_named():
+    """Its input is an intermediate module no stage-level fingerprint sees."""
+    result = run_in_process(inject_pass=seeded_spec("hidden_mutator"))
+    assert result.verdict == "mutated", result.violations
+    (violation,) = _mutations(result)
+    assert (violation.stage, violation.pass_name) == ("injected", "SeededMutatingPass")
+    assert violation.pass_index == 3   # after the Sequential itself and the first Normalize
+    assert result.tasks > 0            # the path went on after the finding
+
+
+@pytest.mark.parametrize("before", ["extract-tasks", "decompose-ops-for-inference"])
+def test_span_only_mutation_is_caught_and_named(before):
+    """Structural hash unchanged, JSON text changed: the stage guard alone misses it."""
+    mod = compat.from_onnx(catalog.resolve(SMALL_CASE).model())
+    fingerprint = Fingerprint.of(mod, with_json=True)
+    seeded.respan_in_place(mod)
+    assert not fingerprint.hash_changed(mod)          # invisible to the structural hash
+    result = run_in_process(inject_pass=seeded_spec("span_pass"), inject_before=before)
+    assert result.verdict == "mutated", result.violations
+    (violation,) = _mutations(result)
+    assert (violation.stage, violation.pass_name) == ("injected", "SeededSpanPass")
 
 
 def test_mutation_of_the_source_itself_is_blamed_on_that_stage():
@@ -45,8 +78,16 @@ def test_pass_returning_a_fresh_module_is_not_flagged():
     assert result.verdict == "pass", result.violations
 
 
+def test_tvm_exception_in_a_pass_is_an_error_naming_the_pass():
+    result = run_in_process(inject_pass=seeded_spec("raise_value_error"))
+    assert result.verdict == "error"
+    (violation,) = result.violations
+    assert violation.stage == "injected" and violation.pass_name == "injected"
+    assert violation.detail == "ValueError: seeded failure inside a pass"
+
+
 def test_fingerprint_sees_in_place_rebinding():
-    mod = compat.from_onnx(__import__("harness.catalog", fromlist=["x"]).resolve(SMALL_CASE).model())
+    mod = compat.from_onnx(catalog.resolve(SMALL_CASE).model())
     fp = Fingerprint.of(mod, with_json=True)
     assert fp.changed_path(mod) is None
     seeded.mutate_in_place(mod)
@@ -54,11 +95,14 @@ def test_fingerprint_sees_in_place_rebinding():
     assert path is not None and "attrs" in path
 
 
-def test_cli_reports_mutated_and_exits_1():
-    code, data, _ = cli_json("check", SMALL_CASE, "--inject-pass", seeded_spec("mutate_in_place"))
+def test_cli_reports_mutated_with_the_pass_and_exits_1():
+    code, data, _ = cli_json("check", SMALL_CASE, "--inject-pass", seeded_spec("hidden_mutator"))
     assert code == 1
     assert data["verdict"] == "mutated"
-    assert any(v["kind"] == "mutated" and v["stage"] == "injected" for v in data["violations"])
-    assert set(data) >= {"verdict", "tasks", "stages", "violations", "tvm_version",
-                         "tvm_ffi_version", "case"}
-    assert all(set(s) == {"name", "seconds", "mutated_source"} for s in data["stages"])
+    assert any(v["kind"] == "mutated" and v["pass"] == "SeededMutatingPass"
+               for v in data["violations"])
+    assert set(data) >= {"verdict", "tasks", "stages", "violations", "passes", "copiers",
+                         "tvm_version", "tvm_ffi_version", "case"}
+    assert all(set(p) == {"stage", "name", "index", "seconds", "mutated_input"}
+               for p in data["passes"])
+    assert any(p["name"] == "SeededMutatingPass" for p in data["passes"])

@@ -16,20 +16,18 @@ from harness.tvmapi import compat
 from harness.versions import envs
 from harness.runner import reproducer
 from harness.oracles import roundtrip
-from harness.runner.path_runner import PathRunner, signatures
-from harness.tvmapi.pipelines import Options, load_module, split_spec
+from harness.runner.path_runner import PathRunner
+from harness.tvmapi.inject import load_copier
+from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, Violation
 
 
-def load_copier(spec: str):
-    """FILE.py:EXPR -> the copier EXPR evaluates to in that file's namespace."""
-    target, expr = spec.split(":", 1) if ":" in spec else split_spec(spec, "--inject-copier")
-    module = load_module(target, "--inject-copier")
-    return eval(expr, vars(module))  # noqa: S307 - the user's own hook file
-
-
 def check_spec(spec, door: str, options: Options, copiers=None) -> Result:
-    """Both invariants and determinism over one generated graph (a GraphSpec), in-process."""
+    """Both invariants and determinism over one generated graph (a GraphSpec), in-process.
+
+    The same runner as `check`; determinism is the path run twice on fresh
+    imports giving the same outcome.
+    """
     from harness.catalog import graphs
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
     build = (lambda: compat.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
@@ -38,12 +36,12 @@ def check_spec(spec, door: str, options: Options, copiers=None) -> Result:
     result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
                                         **compat.versions()))
     if result.verdict == "pass":
-        again = build()
-        for stage in runner.stages:
-            again = stage.run(again)
-        if signatures(again) != runner.task_signatures:
-            result.add(Violation("error", "extract-tasks", "tasks",
-                                 "extraction is not deterministic: two runs gave other tasks"))
+        first = runner.outcome_signatures
+        again = PathRunner(dataclasses.replace(options, checks=False))
+        again.run(build(), Result(case=f"graph[{door}]"))
+        if again.outcome_signatures != first:
+            result.add(Violation("error", runner.path.final.name, "tasks",
+                                 "the path is not deterministic: two runs gave other outcomes"))
     return result
 
 
@@ -127,7 +125,7 @@ def register(sub) -> None:
     p.add_argument("--out", default="reproducers", help="folder for reproducers")
     p.add_argument("--target", default="llvm")
     p.add_argument("--inject-pass", metavar="FILE.py:FUNC", default=None)
-    p.add_argument("--inject-before", default="extract-tasks", metavar="STAGE")
+    p.add_argument("--inject-before", default=None, metavar="STAGE")
     p.add_argument("--inject-copier", metavar="FILE.py:EXPR", default=None,
                    help="replace the JSON copier (to prove the round-trip guard bites)")
     p.set_defaults(func=cmd_fuzz)

@@ -13,7 +13,9 @@ import sys
 
 from harness.catalog import cases as catalog
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
-from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, Options
+from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, PATH_NAMES, Options
+
+UNITS = {"extract": "tasks", "tune": "workloads", "compile": "code parts"}
 from harness.verdict import EXIT_INTERNAL, EXIT_USAGE, BadInput, Result
 
 
@@ -27,9 +29,13 @@ def reproduce_command(case: str, options: Options, timeout: float | None = None)
     """The one-line CLI command that re-runs a check with the same options."""
     words = ["python", "-m", "harness", "check", case, "--layout", options.layout,
              "--target", options.target]
+    if options.path != "extract":
+        words += ["--path", options.path]
+    if options.path == "tune":
+        words += ["--trials", str(options.trials)] + (["--prepack"] if options.prepack else [])
     if options.inject_pass:
         words += ["--inject-pass", options.inject_pass]
-        if options.inject_before != EXTRACT:
+        if options.inject_before:
             words += ["--inject-before", options.inject_before]
     if options.full_copies:
         words.append("--full-copies")
@@ -39,16 +45,24 @@ def reproduce_command(case: str, options: Options, timeout: float | None = None)
 
 
 def format_result(result: Result) -> str:
-    lines = [f"{result.case}: {result.verdict} ({result.tasks} tasks) on apache-tvm "
+    path = result.options.get("path", "extract")
+    lines = [f"{result.case}: {result.verdict} ({result.tasks} {UNITS.get(path, 'tasks')}, "
+             f"{len(result.passes)} pass runs, path {path}) on apache-tvm "
              f"{result.tvm_version} / apache-tvm-ffi {result.tvm_ffi_version}"]
     for stage in result.stages:
         flag = "  <- mutated the source" if stage.mutated_source else ""
-        lines.append(f"  {stage.name:<34} {stage.seconds:8.2f} s{flag}")
+        passes = f" {stage.passes:6d} passes" if stage.passes else " " * 13
+        lines.append(f"  {stage.name:<34} {stage.seconds:8.2f} s{passes}{flag}")
+    for copier in result.copiers:
+        if copier.verdict != "pass":
+            lines.append(f"  copier {copier.name}: {copier.verdict} {copier.detail}")
     for violation in result.violations:
         lines.append(f"  {violation.one_line()}")
     if result.verdict in ("crash", "timeout") and result.stderr_tail:
         lines.append("  stderr tail:")
         lines += ["    " + line for line in result.stderr_tail.splitlines()[-15:]]
+    if result.crash_input:
+        lines.append(f"  the crashing pass's input module: {result.crash_input}")
     return "\n".join(lines)
 
 
@@ -56,8 +70,11 @@ def progress_printer(case: str):
     def on_event(event: dict) -> None:
         if event["event"] == "stage-start":
             print(f"[{case}] {event['name']} ...", file=sys.stderr, flush=True)
+        elif event["event"] == "pass-end" and event["index"] % 500 == 0:
+            print(f"[{case}]   {event['index']} passes ...", file=sys.stderr, flush=True)
         elif event["event"] == "violation":
-            print(f"[{case}] ! {event['kind']} at {event['stage']}: {event['path']}",
+            where = f", pass {event['pass']}" if event.get("pass") else ""
+            print(f"[{case}] ! {event['kind']} at {event['stage']}{where}: {event['path']}",
                   file=sys.stderr, flush=True)
     return on_event
 
@@ -65,7 +82,8 @@ def progress_printer(case: str):
 def _options(args) -> Options:
     return Options(layout=args.layout or "nchw", target=args.target,
                    inject_pass=args.inject_pass, inject_before=args.inject_before,
-                   full_copies=args.full_copies)
+                   full_copies=args.full_copies, path=args.path, trials=args.trials,
+                   prepack=args.prepack, keep_crash_input=args.keep_crash_input)
 
 
 def cmd_list(args) -> int:
@@ -105,8 +123,20 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds before the child is killed (verdict timeout)")
     parser.add_argument("--inject-pass", metavar="MODULE:FUNC",
                         help="extra stage: a callable IRModule -> IRModule, or a Pass")
-    parser.add_argument("--inject-before", default=EXTRACT, metavar="STAGE",
-                        help=f"the stage the injected pass runs before (default {EXTRACT})")
+    parser.add_argument("--inject-before", default=None, metavar="STAGE",
+                        help="the stage the injected pass runs before (default: the path's "
+                             f"final stage, e.g. {EXTRACT})")
+    parser.add_argument("--path", choices=PATH_NAMES, default="extract",
+                        help="extract: up to meta_schedule's task extraction (default); "
+                             "tune: static_shape_tuning_pipeline with a small budget; "
+                             "compile: tvm.compile to a VM executable")
+    parser.add_argument("--trials", type=int, default=4,
+                        help="--path tune: total_trials (max 1 per task)")
+    parser.add_argument("--prepack", action="store_true",
+                        help="--path tune: cpu_weight_prepack (the layout-rewrite passes)")
+    parser.add_argument("--keep-crash-input", action="store_true",
+                        help="write each pass's input module first, so a crash comes with "
+                             "the module the crashing pass received (slower)")
     parser.add_argument("--full-copies", action="store_true",
                         help="also run the whole path on each copy of the source "
                              "(slower; the nightly profile does this)")

@@ -1,19 +1,30 @@
 """The child side of an isolated check: run one case, write events as JSON lines.
 
-Invoked as `python -m harness.process.child SPEC.json EVENTS.jsonl`. Every event is
-flushed as it happens, so a crash loses nothing but the stage that crashed.
+Invoked as `python -m harness.process.child SPEC.json EVENTS.jsonl`, or forked
+from a warm server (`harness.process.warm`) that imported TVM once. Every event
+is flushed as it happens, so a crash loses nothing but the pass that crashed,
+and that pass's name is already in the log.
+
+Whatever happens in here ends as one `result` event: TVM's failures are
+violations (the runner classifies them), an exception from the harness's own
+code is a `harness-error` result (exit 4), never a traceback that a parent
+could mistake for TVM dying.
 """
 from __future__ import annotations
 
 import faulthandler
 import json
+import os
 import sys
 
 from harness.catalog import cases as catalog
-from harness.tvmapi import compat
+from harness.runner import classify
 from harness.runner.path_runner import PathRunner
+from harness.tvmapi import compat
 from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, Result, Violation
+
+CRASH_INPUT = "crash-input.json"
 
 
 def _writer(path: str):
@@ -25,33 +36,41 @@ def _writer(path: str):
     return emit
 
 
-def run_spec(spec: dict, emit) -> Result:
+def run_spec(spec: dict, emit, workdir: str) -> Result:
     options = Options(**spec["options"])
     case = catalog.resolve(spec["case"])
     model = case.model()
     compat.tvm()  # TVMUnavailable here means "cannot test" (exit 125), not a verdict on TVM
     result = Result(case=spec["case"], options=options.to_json(), **compat.versions())
-    return PathRunner(options, emit).run_model(model, result)
+    crash_input = os.path.join(workdir, CRASH_INPUT) if options.keep_crash_input else None
+    return PathRunner(options, emit, crash_input_path=crash_input).run_model(model, result)
 
 
-def main(argv=None) -> int:
-    faulthandler.enable()  # Python frames on SIGSEGV/SIGABRT, next to TVM's native ones
-    spec_path, events_path = (argv or sys.argv[1:])[:2]
+def run(spec_path: str, events_path: str) -> int:
     with open(spec_path) as handle:
         spec = json.load(handle)
     emit = _writer(events_path)
     # First, so that a parent reading the log of a crashed child knows what crashed.
     emit({"event": "start", **compat.versions()})
     try:
-        result = run_spec(spec, emit)
+        result = run_spec(spec, emit, os.path.dirname(events_path))
     except BadInput as exc:
         emit({"event": "bad-input", "message": str(exc)})
         return 2
     except compat.TVMUnavailable as exc:
         result = Result(case=spec["case"], **compat.versions())
         result.add(Violation("unsupported", "setup", "(tvm)", str(exc)))
+    except Exception as exc:  # noqa: BLE001 - outside the runner: ours, whatever raised
+        result = Result(case=spec["case"], **compat.versions())
+        result.add(Violation("harness-error", "setup", "(harness)", classify.summary(exc)))
     emit({"event": "result", "result": result.to_json()})
     return 0
+
+
+def main(argv=None) -> int:
+    faulthandler.enable()  # Python frames on SIGSEGV/SIGABRT, next to TVM's native ones
+    spec_path, events_path = (argv or sys.argv[1:])[:2]
+    return run(spec_path, events_path)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +20,10 @@ from typing import Callable
 
 from harness import REPO_ROOT
 from harness.tvmapi.pipelines import Options
-from harness.verdict import BadInput, Result, StageRecord, Violation
+from harness.process import warm
+from harness.process.child import CRASH_INPUT
+from harness.verdict import BadInput, PassRecord, Result, StageRecord, Violation
+from harness.versions import envs
 
 DEFAULT_TIMEOUT = 900.0
 STACK_TAIL_LINES = 40
@@ -78,14 +82,27 @@ class _Events:
     def find(self, kind: str) -> dict | None:
         return next((e for e in reversed(self.events) if e["event"] == kind), None)
 
-    def running_stage(self) -> str:
-        started = [e["name"] for e in self.events if e["event"] == "stage-start"]
-        ended = {e["name"] for e in self.events if e["event"] == "stage-end"}
-        pending = [name for name in started if name not in ended]
-        if pending:
-            return pending[-1]
+    def running(self) -> tuple[str, str | None, int | None]:
+        """(stage, pass, index) that was running when the log stopped."""
+        stages, passes = [], []
+        for event in self.events:
+            kind = event["event"]
+            if kind == "stage-start":
+                stages.append(event["name"])
+                passes = []
+            elif kind == "stage-end" and stages and stages[-1] == event["name"]:
+                stages.pop()
+                passes = []
+            elif kind == "pass-start":
+                passes.append((event["name"], event["index"]))
+            elif kind == "pass-end" and passes:
+                passes.pop()
+        if stages:
+            name, index = passes[-1] if passes else (None, None)
+            return stages[-1], name, index
         # Between stages the harness's own checks run (fingerprints, round trips).
-        return f"{started[-1]} (checks)" if started else "setup"
+        started = [e["name"] for e in self.events if e["event"] == "stage-start"]
+        return (f"{started[-1]} (checks)" if started else "setup"), None, None
 
     def partial_result(self, case: str, options: Options) -> Result:
         start = self.find("start") or {}
@@ -93,12 +110,52 @@ class _Events:
                         tvm_version=start.get("tvm_version"),
                         tvm_ffi_version=start.get("tvm_ffi_version"))
         for event in self.events:
+            fields = {k: v for k, v in event.items() if k != "event"}
             if event["event"] == "stage-end":
-                fields = {k: v for k, v in event.items() if k != "event"}
                 result.stages.append(StageRecord(**fields))
+            elif event["event"] == "pass-end":
+                result.passes.append(PassRecord(**fields))
             elif event["event"] == "violation":
-                result.add(Violation(**{k: v for k, v in event.items() if k != "event"}))
+                result.add(Violation.from_json(fields))
         return result
+
+
+class _ColdChild:
+    """A fresh interpreter per check (another python, or HARNESS_WARM=0)."""
+
+    def __init__(self, python, spec_path, events_path, stderr_path, env):
+        self.stderr = open(stderr_path, "w")
+        self.proc = subprocess.Popen(
+            [python, "-m", "harness.process.child", spec_path, events_path],
+            stdout=subprocess.DEVNULL, stderr=self.stderr, env=env, start_new_session=True)
+
+    def poll(self):
+        return self.proc.poll()
+
+    @property
+    def returncode(self):
+        return self.proc.returncode
+
+    def wait(self):
+        code = self.proc.wait()
+        self.stderr.close()
+        return code
+
+    def kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.wait()
+
+
+def _start(python, spec_path, events_path, stderr_path, env):
+    if warm.enabled():
+        server = warm.server_for(python, env)
+        child = server.submit(spec_path, events_path, stderr_path) if server else None
+        if child is not None:
+            return child
+    return _ColdChild(python, spec_path, events_path, stderr_path, env)
 
 
 def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
@@ -117,37 +174,41 @@ def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
         child_env["PYTHONPATH"] = os.pathsep.join(
             p for p in (REPO_ROOT, child_env.get("PYTHONPATH")) if p)
         events = _Events(events_path, on_event)
-        with open(stderr_path, "w") as stderr:
-            proc = subprocess.Popen(
-                [python or sys.executable, "-m", "harness.process.child", spec_path, events_path],
-                stdout=subprocess.DEVNULL, stderr=stderr, env=child_env,
-                start_new_session=True)
-            deadline = time.monotonic() + timeout
-            timed_out = False
-            try:
-                while proc.poll() is None:
-                    events.poll()
-                    if time.monotonic() > deadline:
-                        timed_out = True
-                        _kill_group(proc)
-                        break
-                    time.sleep(0.1)
-            except BaseException:  # Ctrl-C in the parent must not leave a TVM child behind
-                _kill_group(proc)
-                raise
-            proc.wait()
+        child = _start(python or sys.executable, spec_path, events_path, stderr_path,
+                       child_env)
+        deadline = time.monotonic() + timeout
+        timed_out = False
+        try:
+            while child.poll() is None:
+                events.poll()
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    child.kill()
+                    break
+                time.sleep(0.05)
+        except BaseException:  # Ctrl-C in the parent must not leave a TVM child behind
+            child.kill()
+            raise
+        returncode = child.wait()
         events.poll()
         with open(stderr_path, errors="replace") as handle:
             stderr_text = handle.read()
-    return _interpret(case, options, proc.returncode, timed_out, timeout, events, stderr_text)
+        result = _interpret(case, options, returncode, timed_out, timeout, events, stderr_text)
+        crash_input = os.path.join(tmp, CRASH_INPUT)
+        if result.verdict in ("crash", "timeout") and os.path.exists(crash_input):
+            result.crash_input = _keep(crash_input, case, result)
+    return result
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
+def _keep(path: str, case: str, result: Result) -> str:
+    """Move the crashing pass's input out of the temporary folder before it goes."""
+    folder = os.path.join(envs.cache_dir(), "crash-inputs")
+    os.makedirs(folder, exist_ok=True)
+    violation = result.violations[-1]
+    name = f"{os.path.basename(case)}-{violation.stage}-{violation.pass_name or 'stage'}"
+    target = os.path.join(folder, f"{name}-{int(time.time())}.json".replace(os.sep, "_"))
+    shutil.move(path, target)
+    return target
 
 
 def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
@@ -161,12 +222,13 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
         result.stderr_tail = _native_tail(stderr_text) if result.verdict != "pass" else ""
         return result
     result = events.partial_result(case, options)
-    stage = events.running_stage()
+    stage, pass_name, index = events.running()
+    where = f"in stage {stage}" + (f", pass {pass_name} (#{index})" if pass_name else "")
     result.stderr_tail = _native_tail(stderr_text)
     if timed_out:
         result.add(Violation("timeout", stage, "(process)",
-                             f"no result after {timeout:g} s; killed while in stage {stage}"))
+                             f"no result after {timeout:g} s; killed {where}", pass_name, index))
     else:
         result.add(Violation("crash", stage, "(process)",
-                             describe_death(returncode, stderr_text, f"in stage {stage}")))
+                             describe_death(returncode, stderr_text, where), pass_name, index))
     return result

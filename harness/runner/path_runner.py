@@ -1,31 +1,51 @@
-"""Run the extraction path over one module and check both invariants at every stage.
+"""The one runner: a path of stages over a module, every oracle, one verdict.
 
-In-process and unguarded: `isolate` runs this in a child so that a TVM crash
-becomes a verdict. Events go to `emit` as they happen, so a parent that sees
-the child die still knows which stages finished and which one was running.
+`check`, `report`, `matrix`, `fuzz`, the pytest plugin and the reducer all run a
+path through `PathRunner`; nothing runs the path a second way. In-process and
+unguarded against crashes: `harness.process` runs it in a child, and events go
+to `emit` as they happen so a parent that sees the child die still knows the
+stage and the pass that were running.
 
-Cost model (see bench/): per stage one structural hash of the source and of the
-stage's input; both round trips of the source; a deepcopy of the module handed
-to extract_tasks, which is extracted again; one JSON comparison of the source at
-the end. `full_copies` adds round trips of every stage output and the
-whole path over each copy of the source.
+What is checked (see bench/ for the cost):
+  * every pass of every stage, by TVM's `testing.immutable_module` check and the
+    harness's PassGuard (names the pass, watches the path's source);
+  * after every stage, the structural hash of the source and of the stage's input;
+  * the source's copies (every copier) against the source; the final stage's
+    input copied and run through the final stage again must give the same
+    outcome (tasks, tuned workloads, executable);
+  * at the end, the source's JSON text, which sees fields outside structural
+    equality; when it moved, the path is replayed over a pristine copy comparing
+    JSON after each pass, to name the pass.
+`full_copies` adds round trips of every stage output and the whole path over
+each copy of the source.
 """
 from __future__ import annotations
 
 import time
 from typing import Callable
 
-from harness.tvmapi import compat
 from harness.oracles import roundtrip
+from harness.oracles import tasks as task_oracle
 from harness.oracles.fingerprint import Fingerprint
-from harness.tvmapi.pipelines import EXTRACT, Options, Stage, build
-from harness.verdict import Result, StageRecord, Violation
+from harness.runner import classify
+from harness.tvmapi import compat
+from harness.tvmapi.pass_guard import PassGuard, Watched
+from harness.tvmapi.pipelines import Options, Path, build
+from harness.verdict import CopierRecord, Result, StageRecord, Violation
 
 Emit = Callable[[dict], None]
 
 
 def _no_emit(event: dict) -> None:
     pass
+
+
+class HarnessBug(Exception):
+    """An exception from the harness's own code while running the path."""
+
+    def __init__(self, stage: str, exc: BaseException):
+        super().__init__(classify.summary(exc))
+        self.stage = stage
 
 
 def import_onnx(model, shape_dict=None):
@@ -35,63 +55,29 @@ def import_onnx(model, shape_dict=None):
     except compat.TVMUnavailable:
         raise
     except Exception as exc:  # noqa: BLE001
+        if classify.origin(exc) == classify.HARNESS:
+            raise HarnessBug("import", exc) from exc
         kind = "unsupported" if compat.is_unsupported_op_error(exc) else "error"
-        return None, Violation(kind, "import", "(frontend)", f"{type(exc).__name__}: {exc}")
-
-
-def signatures(tasks) -> list:
-    return [compat.task_signature(t) for t in tasks]
-
-
-def task_diff(expected: list, got: list, label: str) -> Violation | None:
-    if expected == got:
-        return None
-    names_a, names_b = [t[0] for t in expected], [t[0] for t in got]
-    if names_a != names_b:
-        detail = f"task names differ: {sorted(set(names_a) ^ set(names_b)) or names_b}"
-    else:
-        index = next(i for i, (a, b) in enumerate(zip(expected, got)) if a != b)
-        detail = (f"task {names_a[index]} differs (name, hash, weight): "
-                  f"{expected[index]} vs {got[index]}")
-    return Violation("lossy-roundtrip", EXTRACT, "tasks", f"extraction on the {label}: {detail}")
+        return None, Violation(kind, "import", "(frontend)", classify.first_line(exc))
 
 
 class PathRunner:
-    """Runs the stages over a source module, recording stages and violations."""
+    """Runs one path over a source module, recording stages, passes and violations."""
 
     def __init__(self, options: Options, emit: Emit = _no_emit,
-                 copiers: dict[str, roundtrip.Copier] | None = None, fail_fast: bool = False):
+                 copiers: dict[str, roundtrip.Copier] | None = None, fail_fast: bool = False,
+                 crash_input_path: str | None = None):
         self.options = options
         self.fail_fast = fail_fast   # fuzzing: the first violation decides, skip the rest
         self.emit = emit
         self.copiers = dict(roundtrip.COPIERS if copiers is None else copiers)
-        self.stages: list[Stage] = build(options)
-        self.task_signatures: list = []   # of the last run, for determinism checks
+        self.path: Path = build(options)
+        self.guard = PassGuard(emit, crash_input_path)
+        self.outcome_signatures: list = []   # of the last run, for determinism checks
+        self.source_fp: Fingerprint | None = None
+        self.pristine_source = None   # the source before a stage mutated it
 
-    def _violate(self, result: Result, violation: Violation) -> None:
-        result.add(violation)
-        self.emit({"event": "violation", **violation.__dict__})
-
-    def _copies(self, result: Result, mod, stage: str, json_text: str | None = None,
-                only: tuple[str, ...] | None = None) -> dict:
-        """Copy `mod` with every copier and compare; the good copies, by copier name.
-
-        `json_text`, when the caller already serialized `mod`, spares the default
-        JSON copier a second save_json (the costliest call on weight-heavy models).
-        """
-        copies = {}
-        for name, copier in self.copiers.items():
-            if only is not None and name not in only:
-                continue
-            if json_text is not None and copier is roundtrip.json_roundtrip:
-                copier = lambda _mod: compat.load_json(json_text)  # noqa: E731
-            copy, failure = roundtrip.copy_with(name, copier, mod, stage)
-            violation = failure or roundtrip.compare(mod, copy, name, stage)
-            if violation:
-                self._violate(result, violation)
-            if copy is not None:
-                copies[name] = copy
-        return copies
+    # ---- entry points ------------------------------------------------------
 
     def run_model(self, model, result: Result) -> Result:
         """Import an ONNX model (the "import" stage), then check the path over it."""
@@ -108,102 +94,284 @@ class PathRunner:
 
     def run(self, source, result: Result) -> Result:
         """Check the whole path over `source`, the module the caller handed in."""
+        try:
+            return self._run(source, result)
+        except HarnessBug as bug:
+            self._violate(result, Violation("harness-error", bug.stage, "(harness)", str(bug)))
+        except Exception as exc:  # noqa: BLE001 - raised by the checks between stages
+            stage = result.stages[-1].name if result.stages else "import"
+            if classify.origin(exc) == classify.HARNESS:
+                self._violate(result, Violation("harness-error", stage, "(harness)",
+                                                classify.summary(exc)))
+            else:   # TVM failing inside a check (a save_json, a structural hash)
+                self._violate(result, Violation("error", f"{stage} (checks)", "(exception)",
+                                                classify.first_line(exc)))
+        return result
+
+    # ---- the path ------------------------------------------------------------
+
+    def _run(self, source, result: Result) -> Result:
         checks, full = self.options.checks, self.options.full_copies
-        source_fp = Fingerprint.of(source, with_json=True) if checks else None
+        self.source_fp = Fingerprint.of(source, with_json=True) if checks else None
         if checks:
-            self._copies(result, source, "import", source_fp.json_text)
+            self._copies(result, source, "import", self.source_fp.json_text)
             if self.fail_fast and result.violations:
                 return result
-        current = source
-        for index, stage in enumerate(self.stages):
-            input_fp = Fingerprint.of(current) if checks and current is not source else None
-            self.emit({"event": "stage-start", "name": stage.name})
-            started = time.perf_counter()
-            try:
-                output, failure = stage.run(current), None
-            except Exception as exc:  # noqa: BLE001 - a failing stage is a verdict
-                output, failure = None, exc
-            record = StageRecord(stage.name, round(time.perf_counter() - started, 4))
-            if checks:
-                source_fp = self._check_source(result, record, source, source_fp)
-                if input_fp is not None and input_fp.hash_changed(current):
-                    self._violate(result, Violation(
-                        "mutated", stage.name, self._input_path(source_fp, index, current),
-                        "the stage mutated its input IRModule in place"))
-            result.stages.append(record)
-            self.emit({"event": "stage-end", **record.__dict__})
-            if self.fail_fast and result.violations and failure is None:
-                return result
-            if failure is not None:
-                self._violate(result, Violation("error", stage.name, "(exception)",
-                                                f"{type(failure).__name__}: {failure}"))
-                return result
-            if stage.name == EXTRACT:
+        current, output, failed = source, None, False
+        for stage in self.path.stages:
+            output, failed = self._stage(result, stage, source, current)
+            if failed or (self.fail_fast and result.violations) or stage is self.path.final:
                 break
             if checks and full and output is not current:
                 self._copies(result, output, stage.name)
             current = output
-        result.tasks = len(output)
-        self.task_signatures = signatures(output)
-        if checks:
-            self._check_final(result, current, self.task_signatures)
-            if full:
-                self._check_source_copies(result, source, self.task_signatures)
-            path = source_fp.changed_path(source)
-            if path is not None:
-                self._violate(result, Violation(
-                    "mutated", "(whole path)", path, "the source changed outside structure"))
+        if not failed and not (self.fail_fast and result.violations):
+            self.outcome_signatures = self.path.summarize(output)
+            result.tasks = len(self.outcome_signatures)
+            if checks:
+                self._check_final(result, current, self.outcome_signatures)
+                if full:
+                    self._check_source_copies(result, source, self.outcome_signatures)
+        if checks and not (self.fail_fast and result.violations):
+            self._check_source_json(result, source)
         return result
 
-    def _check_source(self, result, record, source, source_fp) -> Fingerprint:
-        """Blame the stage if the source's hash moved; return the baseline for the next."""
-        if not source_fp.hash_changed(source):
-            return source_fp
-        record.mutated_source = True
-        self._violate(result, Violation("mutated", record.name, source_fp.changed_path(source),
-                                        "the stage mutated the source IRModule in place"))
-        # Move the baseline so a later stage is blamed only for its own mutation.
-        return Fingerprint.of(source, with_json=True)
+    def _stage(self, result: Result, stage, source, current):
+        """Run one stage under the guards; (output, failed)."""
+        checks = self.options.checks
+        input_fp = Fingerprint.of(current) if checks and current is not source else None
+        watched = [Watched("source", source)] if checks else []
+        if checks and current is not source:
+            watched.append(Watched("stage input", current))
+        self.guard.begin_stage(stage.name, watched if self.options.pass_guard else [])
+        self.emit({"event": "stage-start", "name": stage.name})
+        started = time.perf_counter()
+        output, failure, running, mutated_by = self._guarded(stage, current)
+        passes = self.guard.end_stage()
+        for record in passes:
+            if mutated_by and (record.name, record.index) == tuple(mutated_by):
+                record.mutated_input = True
+        record = StageRecord(stage.name, round(time.perf_counter() - started, 4),
+                             passes=len(passes))
+        result.passes += passes
+        findings = self.guard.findings
+        blamed = mutated_by or next(((r.name, r.index) for r, _ in findings), None)
+        if checks:
+            self._stage_mutations(result, record, stage, source, current, input_fp,
+                                  blamed, mutated_by, findings)
+        result.stages.append(record)
+        self.emit({"event": "stage-end", **record.__dict__})
+        if failure is not None:
+            self._stage_error(result, stage.name, failure, running)
+            return None, True
+        return output, False
 
-    def _input_path(self, source_fp: Fingerprint, index: int, mutated) -> str:
-        """Where the stage's input changed: replay the earlier stages over a pristine copy."""
+    def _stage_mutations(self, result, record, stage, source, current, input_fp, blamed,
+                         mutated_by, findings) -> None:
+        """One `mutated` violation per thing the stage mutated, with the pass when known."""
+        pass_fields = blamed or (None, None)
+        if self._check_source(result, record, source, blamed):
+            return
+        if input_fp is not None and input_fp.hash_changed(current):
+            self._violate(result, Violation(
+                "mutated", stage.name, self._input_path(stage, current),
+                "the stage mutated its input IRModule in place", *pass_fields))
+            return
+        if not (mutated_by or findings):
+            return
+        labels = {label for _, label in findings}
+        if "source" in labels:
+            record.mutated_source = True
+            what, where = "the source IRModule", "(outside structural equality)"
+            self.source_fp = Fingerprint.of(source, with_json=True)   # blamed here, not at the end
+        elif "stage input" in labels:
+            what, where = "the stage's input IRModule", "(outside structural equality)"
+        else:
+            # Inside a Sequential the mutated module is an intermediate one that only a
+            # per-pass check (TVM's, or the guard's identity map) sees.
+            what, where = "its input (an intermediate module of the stage)", "(pass input)"
+        how = ("TVM's immutable-module check fired" if mutated_by else
+               "a function was rebound in place (the structural hash did not move)")
+        self._violate(result, Violation("mutated", stage.name, where,
+                                        f"the pass mutated {what}: {how}", *pass_fields))
+
+    def _guarded(self, stage, current):
+        """(output, exception, (pass, index) running when it was raised,
+        (pass, index) TVM's immutability check blamed)."""
+        instruments = [self.guard.instrument()] if self.options.pass_guard else []
         try:
-            pristine = source_fp.snapshot()
-            for stage in self.stages[:index]:
-                pristine = stage.run(pristine)
-            return compat.first_mismatch(pristine, mutated) or "(structural hash changed)"
-        except Exception as exc:  # noqa: BLE001 - the path is a courtesy, the verdict stands
-            return f"(structural hash changed; replay failed: {type(exc).__name__})"
+            with compat.pass_context(instruments, immutable=self.options.pass_guard):
+                return stage.run(current), None, None, None
+        except Exception as exc:  # noqa: BLE001 - classified below
+            failure = exc
+        running = self.guard.running()
+        mutated_pass = compat.immutable_violation(failure)
+        if mutated_pass is None:
+            return None, failure, running, None
+        blamed = running if running and running[0] == mutated_pass else (mutated_pass, None)
+        # The mutation is the finding; run the stage again without TVM's check so the
+        # checks that still make sense (copies, outcome) go on.
+        try:
+            with compat.pass_context([], immutable=False):
+                return stage.run(current), None, None, blamed
+        except Exception as exc:  # noqa: BLE001
+            return None, exc, None, blamed
 
-    def _check_final(self, result, final, expected) -> None:
-        """The module handed to extract_tasks round-trips, and its copies give the same tasks.
+    def _stage_error(self, result: Result, stage: str, failure: BaseException,
+                     running: tuple | None) -> None:
+        if classify.origin(failure) == classify.HARNESS:
+            raise HarnessBug(stage, failure) from failure
+        self._violate(result, Violation("error", stage, "(exception)",
+                                        classify.first_line(failure), *(running or (None, None))))
+
+    # ---- oracles ---------------------------------------------------------------
+
+    def _violate(self, result: Result, violation: Violation) -> None:
+        result.add(violation)
+        self.emit({"event": "violation", **violation.to_json()})
+
+    def _copies(self, result: Result, mod, stage: str, json_text: str | None = None,
+                only: tuple[str, ...] | None = None) -> dict:
+        """Copy `mod` with every copier and compare; the good copies, by copier name.
+
+        `json_text`, when the caller already serialized `mod`, spares the default
+        JSON copier a second save_json (the costliest call on weight-heavy models).
+        """
+        copies = {}
+        for name, copier in self.copiers.items():
+            if only is not None and name not in only:
+                continue
+            if json_text is not None and copier is roundtrip.json_roundtrip:
+                copier = lambda _mod: compat.load_json(json_text)  # noqa: E731
+            started = time.perf_counter()
+            copy, failure = roundtrip.copy_with(name, copier, mod, stage)
+            violation = failure or roundtrip.compare(mod, copy, name, stage)
+            result.copiers.append(CopierRecord(
+                name, "lossy-roundtrip" if violation else "pass",
+                round(time.perf_counter() - started, 4), violation.detail if violation else ""))
+            if violation:
+                self._violate(result, violation)
+            if copy is not None:
+                copies[name] = copy
+        return copies
+
+    def _on_copy(self, result: Result, name: str, run, label: str):
+        """Run the path (or its final stage) over a copy; a TVM exception there is the
+        seed's symptom ("cannot find field axis" while extracting from a copy)."""
+        try:
+            with compat.pass_context([], immutable=self.options.pass_guard):
+                return run()
+        except Exception as exc:  # noqa: BLE001
+            if classify.origin(exc) == classify.HARNESS:
+                raise HarnessBug(self.path.final.name, exc) from exc
+            self._violate(result, Violation(
+                "lossy-roundtrip", self.path.final.name, f"({name} copy)",
+                f"the path failed on the {label}: {classify.first_line(exc)}"))
+            return None
+
+    def _check_final(self, result: Result, final_input, expected) -> None:
+        """The final stage's input round-trips, and its copies give the same outcome.
 
         By default only through deepcopy, the user's workaround, which TVM implements
         as save_json + load_json: the explicit JSON copy would repeat the same
         serialization of folded weights (seconds on resnet50). --full-copies adds it.
         """
-        extract = self.stages[-1]
+        final = self.path.final
         only = None if self.options.full_copies else ("deepcopy",)
-        for name, copy in self._copies(result, final, EXTRACT, only=only).items():
-            violation = task_diff(expected, signatures(extract.run(copy)),
-                                  f"{name} copy of its input")
+        for name, copy in self._copies(result, final_input, final.name, only=only).items():
+            label = f"{name} copy of its input"
+            outcome = self._on_copy(result, name, lambda copy=copy: final.run(copy), label)
+            if outcome is None:
+                continue
+            violation = task_oracle.task_diff(expected, self.path.summarize(outcome), label)
             if violation:
+                violation.stage = final.name
                 self._violate(result, violation)
 
-    def _check_source_copies(self, result, source, expected) -> None:
-        """The whole path over each copy of the source gives the same tasks."""
+    def _check_source_copies(self, result: Result, source, expected) -> None:
+        """The whole path over each copy of the source gives the same outcome."""
+        def whole_path(copy):
+            for stage in self.path.stages:
+                copy = stage.run(copy)
+            return copy
         for name, copier in self.copiers.items():
             copy, failure = roundtrip.copy_with(name, copier, source, "import")
             if failure:
                 continue  # already reported by the source round trip
-            try:
-                for stage in self.stages:
-                    copy = stage.run(copy)
-            except Exception as exc:  # noqa: BLE001
-                self._violate(result, Violation(
-                    "error", stage.name, f"({name} copy)",
-                    f"the path failed on the {name} copy of the source: {type(exc).__name__}: {exc}"))
+            label = f"{name} copy of the source"
+            outcome = self._on_copy(result, name, lambda copy=copy: whole_path(copy), label)
+            if outcome is None:
                 continue
-            violation = task_diff(expected, signatures(copy), f"{name} copy of the source")
+            violation = task_oracle.task_diff(expected, self.path.summarize(outcome), label)
             if violation:
+                violation.stage = self.path.final.name
                 self._violate(result, violation)
+
+    def _check_source(self, result, record, source, blamed) -> bool:
+        """Blame the stage (and the pass, when known) if the source's hash moved."""
+        if not self.source_fp.hash_changed(source):
+            return False
+        record.mutated_source = True
+        self._violate(result, Violation("mutated", record.name,
+                                        self.source_fp.changed_path(source),
+                                        "the stage mutated the source IRModule in place",
+                                        *(blamed or (None, None))))
+        # Move the baseline so a later stage is blamed only for its own mutation.
+        self.pristine_source = self.source_fp.snapshot()
+        self.source_fp = Fingerprint.of(source, with_json=True)
+        return True
+
+    def _input_path(self, stage, mutated) -> str:
+        """Where the stage's input changed: replay the earlier stages over a pristine copy."""
+        try:
+            pristine = self.pristine_source or self.source_fp.snapshot()
+            with compat.pass_context([], immutable=False):
+                for earlier in self.path.stages[:self.path.stages.index(stage)]:
+                    pristine = earlier.run(pristine)
+            return compat.first_mismatch(pristine, mutated) or "(structural hash changed)"
+        except Exception as exc:  # noqa: BLE001 - the path is a courtesy, the verdict stands
+            return f"(structural hash changed; replay failed: {type(exc).__name__})"
+
+    def _check_source_json(self, result: Result, source) -> None:
+        """The source's JSON text at the end: fields outside structural equality."""
+        if self.source_fp.hash_changed(source):
+            return   # already blamed on a stage by the hash
+        path = self.source_fp.changed_path(source)
+        if path is None:
+            return
+        stage, pass_name, index = self._replay_naming_json_change(self.source_fp)
+        self._violate(result, Violation(
+            "mutated", stage, path,
+            "the source changed outside structural equality (its JSON text differs)",
+            pass_name, index))
+
+    def _replay_naming_json_change(self, source_fp: Fingerprint):
+        """Replay the path over a pristine copy comparing JSON after every pass.
+
+        Paid only when the final JSON check found a change: (stage, pass, index)
+        of the first pass (or, for a stage that is no pass, the stage) that changed
+        its input or the source outside structural equality.
+        """
+        pristine = source_fp.snapshot()
+        replay = PassGuard(_no_emit, json_watch=True)
+        current = pristine
+        try:
+            for stage in self.path.stages:
+                watched = [Watched("source", pristine, by_json=True)]
+                if current is not pristine:
+                    watched.append(Watched("stage input", current, by_json=True))
+                replay.begin_stage(stage.name, watched)
+                with compat.pass_context([replay.instrument()], immutable=False):
+                    output = stage.run(current)
+                replay.end_stage()
+                if replay.findings:
+                    record, _ = replay.findings[0]
+                    return stage.name, record.name, record.index
+                if any(w.moved() for w in watched):
+                    return stage.name, None, None
+                if stage is self.path.final:
+                    break
+                current = output
+        except Exception:  # noqa: BLE001 - naming is a courtesy; the violation stands
+            pass
+        return "(whole path)", None, None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import importlib.util
 import json
 import os
 from typing import Any, Callable, Iterator
@@ -114,6 +115,16 @@ def first_mismatch(a, b) -> str | None:
     if found is None:
         return None
     return str(found[0])
+
+
+def module_identity(mod) -> tuple:
+    """Which objects the module maps to, by identity: cheap (no IR walk), and it moves
+    when a pass rebinds a function in place (`mod[gv] = f`) even to an equal one with
+    another span, which structural hashing cannot see."""
+    functions = tuple(sorted((gv.__chandle__(), func.__chandle__())
+                             for gv, func in mod.functions.items()))
+    attrs = mod.attrs.__chandle__() if getattr(mod, "attrs", None) is not None else None
+    return functions, attrs
 
 
 def save_json(obj) -> str:
@@ -280,8 +291,10 @@ def extract_tasks(mod, target) -> list:
     return list(meta_schedule().relax_integration.extract_tasks(mod, target))
 
 
-def task_signature(task) -> tuple[str, int, int]:
-    return (str(task.task_name), int(structural_hash(task.dispatched[0])), int(task.weight))
+def task_signature(task) -> tuple:
+    """(name, weight, hash of every dispatched function) of one extracted task."""
+    return (str(task.task_name), int(task.weight),
+            tuple(int(structural_hash(func)) for func in task.dispatched))
 
 
 def is_pass(obj) -> bool:
@@ -289,9 +302,79 @@ def is_pass(obj) -> bool:
 
 
 def run_pass(pass_obj, mod):
-    """Run a pass the way a pipeline does (inside a PassContext)."""
-    with tvm().transform.PassContext(opt_level=3):
-        return pass_obj(mod)
+    """Run a pass in the current PassContext (the runner's guarded one)."""
+    return pass_obj(mod)
+
+
+def pass_context(instruments=(), immutable: bool = True):
+    """The PassContext every stage runs in: opt_level 3 as the pipelines use, TVM's own
+    per-pass immutability check (`testing.immutable_module`, which hashes each pass's
+    input before and after it), and the harness's instruments."""
+    config = {"testing.immutable_module": True} if immutable else {}
+    return tvm().transform.PassContext(opt_level=3, config=config, instruments=list(instruments))
+
+
+def pass_instrument(cls):
+    """Make `cls` (run_before_pass / run_after_pass methods) a TVM PassInstrument class."""
+    return tvm().ir.instrument.pass_instrument(cls)
+
+
+IMMUTABLE_MESSAGE = "Immutable module has been modified in pass: "
+
+
+def immutable_violation(exc: BaseException) -> str | None:
+    """The pass TVM's immutability check names in `exc`, or None if it is another error."""
+    text = str(exc)
+    if IMMUTABLE_MESSAGE not in text:
+        return None
+    return text.split(IMMUTABLE_MESSAGE, 1)[1].splitlines()[0].strip()
+
+
+def static_shape_tuning_pipeline(total_trials: int, target, work_dir: str, prepack: bool,
+                                 max_trials_per_task: int):
+    """TVM's own tuning pipeline (one module pass), not a copy of it."""
+    return tvm().relax.pipeline.static_shape_tuning_pipeline(
+        total_trials=total_trials, target=target, work_dir=work_dir,
+        cpu_weight_prepack=prepack, max_trials_per_task=max_trials_per_task)
+
+
+def tuned_workloads(work_dir: str) -> list[tuple[str, int]]:
+    """(kind, structural hash) of every workload the tuning database holds."""
+    database = meta_schedule().database.JSONDatabase(work_dir=work_dir)
+    return [("workload", int(structural_hash(record.workload.mod)))
+            for record in database.get_all_tuning_records()]
+
+
+def tune_dependencies_missing() -> str | None:
+    """meta_schedule's tuner imports these, which apache-tvm does not declare."""
+    missing = [name for name in ("psutil", "cloudpickle", "xgboost")
+               if importlib.util.find_spec(name) is None]
+    return ", ".join(missing) if missing else None
+
+
+def compile_module(mod, target):
+    """tvm.compile: the default build pipeline and code generation, to a VM executable."""
+    return tvm().compile(mod, target=target)
+
+
+def executable_signature(executable) -> list[tuple[str, int]]:
+    """What an executable is, comparably: the VM bytecode and the generated LLVM IR.
+
+    Two compiles of equal modules differ only in the addresses LLVM's TBAA metadata
+    embeds ("0x5626..."), masked here; the bytecode text is deterministic. Comparing
+    these rather than the lowered IRModules also covers code generation itself.
+    """
+    import hashlib
+    import re
+    parts = [("vm-bytecode", executable.as_text())]
+    for index, lib in enumerate(executable.mod.imports):
+        try:
+            source = lib.inspect_source()
+        except Exception:  # noqa: BLE001 - a module kind without source text
+            continue
+        parts.append((f"{lib.kind}-source[{index}]", re.sub(r'"0x[0-9a-f]+"', '"0x?"', source)))
+    return [(name, int(hashlib.sha256(text.encode()).hexdigest()[:15], 16))
+            for name, text in parts]
 
 
 def as_module_pass(func: Callable, name: str):

@@ -1,19 +1,24 @@
-"""The extraction path as a list of named stages, each one real TVM call.
+"""The paths TVM users take, as lists of named stages, each one real TVM call.
 
-This mirrors `relax.pipeline.static_shape_tuning_pipeline` up to the point where
-meta_schedule extracts tuning tasks. Every stage takes the module the path holds
-and returns the next one; the last returns the tasks.
+- `extract`: the front of `relax.pipeline.static_shape_tuning_pipeline` up to the
+  point where meta_schedule extracts tuning tasks (the seed bug's path).
+- `tune`: `static_shape_tuning_pipeline` itself (TVM's definition, not a copy) with
+  a small budget, with or without `cpu_weight_prepack` (the layout-rewrite passes).
+- `compile`: `tvm.compile` to a VM executable (the seed's fallback after optimize).
+
+Every stage takes the module the path holds and returns the next one; the final
+stage returns the path's outcome (tasks, tuned workloads, an executable), which
+`summarize` turns into comparable signatures. The standalone reproducer is
+generated from these same definitions (`describe`).
 """
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
-import os
-import sys
+import shutil
+import tempfile
 from typing import Any, Callable
 
-from harness.tvmapi import compat
+from harness.tvmapi import compat, inject
 from harness.verdict import BadInput
 
 LAYOUTS = {
@@ -22,7 +27,10 @@ LAYOUTS = {
     "nhwc": {"relax.nn.conv2d": ["NHWC", "OHWI"]},
 }
 EXTRACT = "extract-tasks"
-INJECTED = "injected"
+TUNE = "tune"
+COMPILE = "compile"
+INJECTED = inject.INJECTED
+PATH_NAMES = ("extract", "tune", "compile")
 
 
 @dataclasses.dataclass
@@ -31,7 +39,7 @@ class Options:
     target: str = "llvm"
     num_cores: int = 2
     inject_pass: str | None = None     # MODULE:FUNC or path/to/file.py:FUNC
-    inject_before: str = EXTRACT       # the stage the injected pass runs before
+    inject_before: str | None = None   # the stage the injected pass runs before (default: final)
     full_copies: bool = False          # also run the whole path on each copy
     desired_layouts: dict | None = None  # ConvertLayout's map; overrides `layout`
     checks: bool = True                # False: bare extraction, for benchmarks
@@ -49,77 +57,109 @@ class Options:
 class Stage:
     name: str
     run: Callable[[Any], Any]
+    call: str = ""       # the TVM call, as the reproducer spells it out
 
 
-def _pass_stage(name: str, make_pass: Callable[[], Any]) -> Stage:
-    return Stage(name, lambda mod: compat.run_pass(make_pass(), mod))
+@dataclasses.dataclass
+class Path:
+    name: str
+    stages: list[Stage]
+    summarize: Callable[[Any], list]   # the final outcome -> comparable signatures
+    unit: str                          # what `Result.tasks` counts
+
+    @property
+    def final(self) -> Stage:
+        return self.stages[-1]
+
+    def names(self) -> list[str]:
+        return [stage.name for stage in self.stages]
 
 
-def load_module(target: str, flag: str = "--inject-pass"):
-    """Import a module by name, or a .py file by path; failures are the user's error."""
-    try:
-        if target.endswith(".py") or os.sep in target:
-            if not os.path.exists(target):
-                raise BadInput(f"{flag}: no such file {target!r}")
-            loaded = importlib.util.spec_from_file_location(
-                os.path.splitext(os.path.basename(target))[0], target)
-            module = importlib.util.module_from_spec(loaded)
-            loaded.loader.exec_module(module)
-        else:
-            if os.getcwd() not in sys.path:
-                sys.path.insert(0, os.getcwd())
-            module = importlib.import_module(target)
-    except BadInput:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
-        raise BadInput(f"{flag}: cannot import {target!r}: {type(exc).__name__}: {exc}")
-    return module
+def _pass_stage(name: str, make_pass: Callable[[], Any], call: str) -> Stage:
+    return Stage(name, lambda mod: compat.run_pass(make_pass(), mod), call)
 
 
-def split_spec(spec: str, flag: str) -> tuple[str, str]:
-    target, sep, attr = spec.rpartition(":")
-    if not sep or not target or not attr:
-        raise BadInput(f"{flag} expects MODULE:NAME, got {spec!r}")
-    return target, attr
-
-
-def load_callable(spec: str) -> Callable:
-    """Import MODULE:FUNC (or FILE.py:FUNC)."""
-    target, attr = split_spec(spec, "--inject-pass")
-    module = load_module(target)
-    if not hasattr(module, attr):
-        raise BadInput(f"--inject-pass: {target!r} has no attribute {attr!r}")
-    return getattr(module, attr)
-
-
-def injected_stage(spec: str) -> Stage:
-    obj = load_callable(spec)
-
-    def run(mod):
-        pass_obj = obj if compat.is_pass(obj) else compat.as_module_pass(obj, INJECTED)
-        return compat.run_pass(pass_obj, mod)
-    return Stage(INJECTED, run)
-
-
-def build(options: Options) -> list[Stage]:
+def _front(options: Options) -> list[Stage]:
     if options.layout not in LAYOUTS:
         raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}, got {options.layout!r}")
-    stages = []
     desired = options.desired_layouts or LAYOUTS[options.layout]
-    if desired:
-        stages.append(_pass_stage("convert-layout", lambda: compat.convert_layout(desired)))
-    stages += [
-        _pass_stage("decompose-ops-for-inference", compat.decompose_ops_for_inference),
-        _pass_stage("canonicalize-bindings", compat.canonicalize_bindings),
-        _pass_stage("zero-pipeline", compat.zero_pipeline),
-        _pass_stage("attach-attr-layout-free-buffers", compat.attach_attr_layout_free_buffers),
-        Stage(EXTRACT, lambda mod: compat.extract_tasks(
-            mod, compat.make_target(options.target, options.num_cores))),
+    if not desired:
+        return []
+    return [_pass_stage("convert-layout", lambda: compat.convert_layout(desired),
+                        f"relax.transform.ConvertLayout({desired!r})")]
+
+
+def _extract_path(options: Options, target) -> Path:
+    from harness.oracles import tasks as task_oracle
+    stages = _front(options) + [
+        _pass_stage("decompose-ops-for-inference", compat.decompose_ops_for_inference,
+                    "relax.transform.DecomposeOpsForInference()"),
+        _pass_stage("canonicalize-bindings", compat.canonicalize_bindings,
+                    "relax.transform.CanonicalizeBindings()"),
+        _pass_stage("zero-pipeline", compat.zero_pipeline, 'relax.get_pipeline("zero")'),
+        _pass_stage("attach-attr-layout-free-buffers", compat.attach_attr_layout_free_buffers,
+                    "relax.transform.AttachAttrLayoutFreeBuffers()"),
+        Stage(EXTRACT, lambda mod: compat.extract_tasks(mod, target),
+              "meta_schedule.relax_integration.extract_tasks(mod, TARGET)"),
     ]
+    return Path("extract", stages, task_oracle.signatures, "tasks")
+
+
+@dataclasses.dataclass
+class Tuned:
+    module: Any
+    workloads: list
+
+
+def _tune(options: Options, target):
+    """The tuning pipeline into a fresh work_dir per run (so a copy's run is its own)."""
+    def run(mod):
+        work_dir = tempfile.mkdtemp(prefix="harness-tune-")
+        try:
+            tuned = compat.run_pass(compat.static_shape_tuning_pipeline(
+                options.trials, target, work_dir, options.prepack, max_trials_per_task=1), mod)
+            return Tuned(tuned, compat.tuned_workloads(work_dir))
+        finally:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    return run
+
+
+def _tune_path(options: Options, target) -> Path:
+    missing = compat.tune_dependencies_missing()
+    if missing:
+        raise compat.TVMUnavailable(f"--path tune needs {missing} (meta_schedule's tuner; "
+                                    "apache-tvm does not declare them): pip install -e '.[tune]'")
+    call = (f"relax.pipeline.static_shape_tuning_pipeline(total_trials={options.trials}, "
+            f"target=TARGET, work_dir=WORK_DIR, cpu_weight_prepack={options.prepack}, "
+            "max_trials_per_task=1)")
+    stages = _front(options) + [Stage(TUNE, _tune(options, target), call)]
+    return Path("tune", stages, lambda tuned: sorted(tuned.workloads), "workloads")
+
+
+def _compile_path(options: Options, target) -> Path:
+    stages = _front(options) + [
+        Stage(COMPILE, lambda mod: compat.compile_module(mod, target),
+              "tvm.compile(mod, target=TARGET)")]
+    return Path("compile", stages, compat.executable_signature, "parts")
+
+
+_PATHS = {"extract": _extract_path, "tune": _tune_path, "compile": _compile_path}
+
+
+def build(options: Options) -> Path:
+    """The stages of `options.path`, with the injected pass (if any) in place."""
+    if options.path not in _PATHS:
+        raise BadInput(f"--path must be one of {', '.join(PATH_NAMES)}, got {options.path!r}")
+    target = compat.make_target(options.target, options.num_cores)
+    path = _PATHS[options.path](options, target)
     if options.inject_pass:
-        names = [s.name for s in stages]
-        if options.inject_before not in names:
-            raise BadInput(f"--inject-before must name a stage ({', '.join(names)}), "
-                           f"got {options.inject_before!r}")
-        stages.insert(names.index(options.inject_before), injected_stage(options.inject_pass))
-    return stages
+        names = path.names()
+        before = options.inject_before or path.final.name
+        if before not in names:
+            raise BadInput(f"--inject-before must name a stage of the {path.name} path "
+                           f"({', '.join(names)}), got {before!r}")
+        injected = inject.injected_pass(options.inject_pass)
+        path.stages.insert(names.index(before), Stage(
+            INJECTED, lambda mod: compat.run_pass(injected, mod),
+            f"the injected pass {options.inject_pass}"))
+    return path

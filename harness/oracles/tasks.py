@@ -1,0 +1,26 @@
+"""The path's outcome compared as a multiset of signatures (tasks, workloads, code).
+
+A task's signature hashes its name, weight and every dispatched function, so a
+reordering of tasks is not a violation and a changed workload is.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from harness.tvmapi import compat
+from harness.verdict import Violation
+
+
+def signatures(tasks) -> list[tuple]:
+    return sorted(compat.task_signature(task) for task in tasks)
+
+
+def task_diff(expected: list, got: list, label: str) -> Violation | None:
+    """None when both are the same multiset; else a lossy-roundtrip naming the difference."""
+    want, have = Counter(map(tuple, expected)), Counter(map(tuple, got))
+    if want == have:
+        return None
+    lost, extra = sorted(want - have), sorted(have - want)
+    detail = (f"{len(lost)} of {sum(want.values())} signatures differ; first expected "
+              f"{lost[0] if lost else None}, got {extra[0] if extra else None}")
+    return Violation("lossy-roundtrip", "(final)", "tasks", f"on the {label}: {detail}")

@@ -1,0 +1,153 @@
+"""A warm child: a server that imports TVM once and forks one isolated child per check.
+
+Importing TVM costs 1–2.5 s, more than a small case's whole check. The server
+(`python -m harness.process.warm`, one per interpreter and calling thread)
+imports TVM, the runner and the catalog, then for each request forks a child in
+its own session that runs exactly what a fresh `harness.process.child` would.
+A segfault or an abort still kills only that child: the server reports its
+wait status and forks the next one from the same pristine state, so no check
+sees another's leftovers. Protocol: JSON lines; request
+`{"spec", "events", "stderr"}`, answers `{"pid"}` then `{"pid", "status"}`.
+`HARNESS_WARM=0` turns it off (a fresh interpreter per check).
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+
+from harness import REPO_ROOT
+
+_servers: dict[tuple, "Server"] = {}
+_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    return os.environ.get("HARNESS_WARM", "1") != "0"
+
+
+class Server:
+    """The client's handle on one warm server process."""
+
+    def __init__(self, python: str, env: dict):
+        self.proc = subprocess.Popen(
+            [python, "-m", "harness.process.warm"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+        self.ready = self._read(timeout=300) == {"ready": True}
+
+    def _read(self, timeout: float | None) -> dict | None:
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else {"eof": True}
+
+    def alive(self) -> bool:
+        return self.ready and self.proc.poll() is None
+
+    def submit(self, spec: str, events: str, stderr: str) -> "ForkedChild | None":
+        try:
+            self.proc.stdin.write(json.dumps({"spec": spec, "events": events,
+                                              "stderr": stderr}) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None
+        answer = self._read(timeout=60)
+        if not answer or "pid" not in answer:
+            self.ready = False
+            return None
+        return ForkedChild(self, answer["pid"])
+
+
+class ForkedChild:
+    """Popen-like: poll() the wait status the server reports; kill the child's group."""
+
+    def __init__(self, server: Server, pid: int):
+        self.server, self.pid, self.returncode = server, pid, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            answer = self.server._read(timeout=0)
+            if answer is not None:
+                # A server that died under us: the child is gone with it, no status.
+                self.returncode = answer.get("status", -signal.SIGKILL)
+                if "status" not in answer:
+                    self.server.ready = False
+        return self.returncode
+
+    def wait(self) -> int:
+        while self.poll() is None:
+            answer = self.server._read(timeout=None)
+            if answer is not None:
+                self.returncode = answer.get("status", -signal.SIGKILL)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.wait()
+
+
+def server_for(python: str, env: dict) -> Server | None:
+    """The warm server for this interpreter and thread, started on first use."""
+    key = (python, threading.get_ident(), tuple(sorted(env.items())))
+    with _lock:
+        server = _servers.get(key)
+        if server is None or not server.alive():
+            server = Server(python, env)
+            _servers[key] = server
+    return server if server.ready else None
+
+
+# ---- the server side -------------------------------------------------------
+
+def _serve() -> int:
+    from harness.process import child
+    from harness.catalog import cases
+    from harness.tvmapi import compat
+    try:
+        compat.tvm()        # the point of the server: pay the import once
+        cases.catalog()
+    except Exception:  # noqa: BLE001 - each forked child reports it as its verdict
+        pass
+    out = sys.stdout
+
+    def answer(data: dict) -> None:
+        out.write(json.dumps(data) + "\n")
+        out.flush()
+
+    answer({"ready": True})
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            code = 4
+            try:
+                stderr = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+                os.dup2(stderr, 2)
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                sys.stdin.close()
+                import faulthandler
+                faulthandler.enable(file=sys.stderr)
+                code = child.run(request["spec"], request["events"])
+            finally:
+                sys.stderr.flush()
+                os._exit(code)
+        answer({"pid": pid})
+        _, status = os.waitpid(pid, 0)
+        answer({"pid": pid, "status": os.waitstatus_to_exitcode(status)})
+    return 0
+
+
+if __name__ == "__main__":
+    if REPO_ROOT not in sys.path:
+        sys.path.insert(0, REPO_ROOT)
+    sys.exit(_serve())
