@@ -97,3 +97,15 @@ def span_pass(mod, _ctx):
 def raise_value_error(mod):
     """A pass that fails as TVM passes do (an exception, not a crash)."""
     raise ValueError("seeded failure inside a pass")
+
+
+def drop_a_primfunc(mod):
+    """A copier whose copy lacks one PrimFunc: extracting tasks from it raises, as the
+    seed's copy did ("cannot find field axis" surfaced while optimizing the copy)."""
+    copy = tvm.ir.load_json(tvm.ir.save_json(mod))
+    victims = [gv for gv, func in copy.functions.items()
+               if func.__tvm_ffi_type_info__.type_key.endswith(".PrimFunc")]
+    if not victims:
+        return copy
+    kept = {gv: func for gv, func in copy.functions.items() if not gv.same_as(victims[0])}
+    return tvm.ir.IRModule(kept, attrs=copy.attrs)

@@ -1,4 +1,6 @@
 """Crash isolation: a dying or hanging child becomes a verdict, and the run goes on."""
+import os
+
 import pytest
 
 from harness.versions import envs
@@ -7,13 +9,22 @@ from harness.tvmapi.pipelines import Options
 from helpers import SMALL_CASE, cli_json, seeded
 
 
-def test_abort_in_a_pass_is_a_crash_verdict():
-    result = run_isolated(SMALL_CASE, Options(inject_pass=seeded("abort")), timeout=300)
+def test_abort_in_a_pass_is_a_crash_naming_the_pass_with_its_input(tmp_path):
+    options = Options(inject_pass=seeded("abort"), keep_crash_input=True)
+    result = run_isolated(SMALL_CASE, options, timeout=300)
     assert result.verdict == "crash"
-    assert result.violations[-1].stage == "injected"
-    assert "SIGABRT" in result.violations[-1].detail
-    # the stages that finished before the crash are kept
+    violation = result.violations[-1]
+    assert (violation.stage, violation.pass_name, violation.pass_index) == ("injected",
+                                                                           "injected", 1)
+    assert "SIGABRT" in violation.detail
+    # the stages and passes that finished before the crash are kept
     assert [s.name for s in result.stages][:2] == ["import", "decompose-ops-for-inference"]
+    assert any(p.name == "FuseTIR" for p in result.passes)
+    # the module the crashing pass received, as TVM's JSON, loads back
+    from harness.tvmapi import compat
+    with open(result.crash_input) as handle:
+        assert "main" in str(compat.load_json(handle.read()).get_global_vars())
+    os.remove(result.crash_input)
 
 
 def test_run_goes_on_after_a_crash():
@@ -25,7 +36,8 @@ def test_run_goes_on_after_a_crash():
 def test_hang_is_a_timeout_verdict():
     result = run_isolated(SMALL_CASE, Options(inject_pass=seeded("hang")), timeout=20)
     assert result.verdict == "timeout"
-    assert result.violations[-1].stage == "injected"
+    assert (result.violations[-1].stage, result.violations[-1].pass_name) == ("injected",
+                                                                              "injected")
 
 
 def test_cli_crash_exits_1_with_json():

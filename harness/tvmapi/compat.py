@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
-import importlib.util
 import json
 import os
 from typing import Any, Callable, Iterator
@@ -347,8 +346,12 @@ def tuned_workloads(work_dir: str) -> list[tuple[str, int]]:
 
 def tune_dependencies_missing() -> str | None:
     """meta_schedule's tuner imports these, which apache-tvm does not declare."""
-    missing = [name for name in ("psutil", "cloudpickle", "xgboost")
-               if importlib.util.find_spec(name) is None]
+    missing = []
+    for name in ("psutil", "cloudpickle", "xgboost"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
     return ", ".join(missing) if missing else None
 
 

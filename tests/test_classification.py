@@ -1,0 +1,95 @@
+"""Every failure classified by what really happened: TVM's exception is a violation,
+the harness's own exception is harness-error (exit 4), only a signal is a crash."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import seeded
+from harness.oracles import tasks as task_oracle
+from harness.runner import classify
+from harness.verdict import UnknownVerdict, Violation, worst
+from helpers import ROOT, SMALL_CASE, run_in_process
+
+SITECUSTOMIZE = """\
+# Loaded at interpreter start: breaks a harness function from the inside.
+import harness.oracles.tasks as tasks
+tasks.Counter = None   # task_diff now raises TypeError in harness code
+"""
+
+
+@pytest.mark.in_process_tvm
+def test_exception_while_extracting_from_the_copy_is_lossy_naming_the_copier():
+    result = run_in_process(copiers={"deepcopy": seeded.drop_a_primfunc})
+    assert result.verdict == "lossy-roundtrip", result.violations
+    on_copy = [v for v in result.violations if v.path == "(deepcopy copy)"]
+    assert on_copy, [v.one_line() for v in result.violations]
+    assert on_copy[0].stage == "extract-tasks"
+    assert "deepcopy copy of its input" in on_copy[0].detail
+
+
+@pytest.mark.in_process_tvm
+def test_harness_bug_in_a_check_is_harness_error_not_a_violation(monkeypatch):
+    monkeypatch.setattr(task_oracle, "Counter", None)
+    result = run_in_process()
+    assert result.verdict == "harness-error", result.violations
+    assert result.exit_code == 4
+    assert "tasks.py" in result.violations[-1].detail
+
+
+def test_origin_tells_harness_code_from_tvm_and_user_code():
+    def user_code():
+        raise ValueError("from a user's pass")
+    try:
+        user_code()
+    except ValueError as exc:
+        assert classify.origin(exc) == classify.TVM
+    try:
+        task_oracle.task_diff([("a",)], None, "x")   # harness code raising on bad input
+    except TypeError as exc:
+        assert classify.origin(exc) == classify.HARNESS
+
+
+def test_unknown_verdict_kinds_are_refused():
+    with pytest.raises(UnknownVerdict):
+        Violation("mutated-ish", "stage", "path", "detail")
+    with pytest.raises(UnknownVerdict):
+        worst(["pass", "fine"])
+
+
+def _broken_harness_env(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
+
+
+def test_cli_exits_4_when_the_harness_itself_fails_in_the_child(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "harness", "check", SMALL_CASE, "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=_broken_harness_env(tmp_path))
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "harness-error" in proc.stdout
+
+
+def test_git_bisect_stops_on_a_harness_error_instead_of_blaming_a_commit(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = lambda *args: subprocess.run(["git", "-C", str(repo), *args], check=True,  # noqa: E731
+                                       capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    for index in range(3):
+        (repo / "file").write_text(str(index))
+        git("add", "-A")
+        git("-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", f"c{index}")
+    first, last = git("rev-list", "--max-parents=0", "HEAD"), git("rev-parse", "HEAD")
+    git("bisect", "start", last, first)
+    (tmp_path / "site").mkdir()
+    env = _broken_harness_env(tmp_path / "site")
+    check = f"{sys.executable} -m harness check {SMALL_CASE} --quiet"
+    proc = subprocess.run(["git", "-C", str(repo), "bisect", "run", sys.executable, "-m",
+                           "harness", "bisect-step", "--source", str(repo),
+                           "--build-command", "true", "--check-command", check],
+                          capture_output=True, text=True, env=env, timeout=900)
+    output = proc.stdout + proc.stderr
+    assert "is the first bad commit" not in output, output
+    assert "aborting the bisect" in output, output

@@ -1,0 +1,64 @@
+"""The three paths as TVM defines them: extract (default), tune, compile.
+
+Each is guarded pass by pass; a seeded mutation injected into each is caught and
+named. The tune path takes minutes per case: nightly only.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harness.process.isolate import run_isolated
+from harness.tvmapi.pipelines import Options
+from helpers import ROOT, SMALL_CASE, seeded
+
+
+def _named_mutation(result, pass_name="SeededMutatingPass"):
+    assert result.verdict == "mutated", [v.one_line() for v in result.violations]
+    return [v for v in result.violations if v.kind == "mutated" and v.pass_name == pass_name]
+
+
+def test_compile_path_runs_tvm_compile_guarded_pass_by_pass():
+    result = run_isolated(SMALL_CASE, Options(path="compile"), timeout=600)
+    assert result.verdict == "pass", [v.one_line() for v in result.violations]
+    compile_passes = [p for p in result.passes if p.stage == "compile"]
+    assert len(compile_passes) > 50   # LegalizeOps, VMShapeLower, ... s_tir/tirx passes
+    assert {"LegalizeOps", "VMShapeLower"} <= {p.name for p in compile_passes}
+    assert result.tasks == 2          # the VM bytecode and the generated LLVM IR
+
+
+def test_seeded_mutation_in_the_compile_path_is_caught_and_named():
+    result = run_isolated(SMALL_CASE, Options(path="compile",
+                                              inject_pass=seeded("hidden_mutator")),
+                          timeout=600)
+    assert _named_mutation(result)
+
+
+def test_tune_path_without_its_extra_cannot_test(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['xgboost'] = None\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
+    proc = subprocess.run([sys.executable, "-m", "harness", "check", SMALL_CASE, "--path",
+                           "tune", "--quiet"], cwd=ROOT, capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 125, proc.stdout + proc.stderr
+    assert "pip install -e '.[tune]'" in proc.stdout
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("prepack", [False, True])
+def test_tune_path_passes_on_yolov3_tiny(prepack):
+    result = run_isolated("yolov3-tiny", Options(path="tune", prepack=prepack), timeout=3600)
+    assert result.verdict == "pass", [v.one_line() for v in result.violations]
+    names = {p.name for p in result.passes}
+    assert "MetaScheduleTuneIRModule" in names or "MetaScheduleTuneIRMod" in names, names
+    if prepack:
+        assert {"SplitLayoutRewritePreproc", "LiftTransformParams"} <= names
+    assert result.tasks > 0
+
+
+@pytest.mark.nightly
+def test_seeded_mutation_in_the_tune_path_is_caught_and_named():
+    result = run_isolated(SMALL_CASE, Options(path="tune", inject_pass=seeded("hidden_mutator")),
+                          timeout=3600)
+    assert _named_mutation(result)
