@@ -53,7 +53,7 @@ def test_seeded_mutating_pass_is_found_shrunk_and_reproduced(tmp_path):
     assert len(outcome.spec.layers) == 1, outcome.spec   # shrunk to the smallest graph
     code, out = _run_reproducer(outcome.reproducer)
     assert code == 1, out
-    assert "mutated" in out
+    assert "Immutable module has been modified in pass: injected" in out
 
 
 def test_seeded_lossy_field_is_found_shrunk_and_reproduced(tmp_path):

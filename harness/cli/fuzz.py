@@ -93,12 +93,17 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     except AssertionError:
         spec, door, result = last   # hypothesis replays the shrunk example last
         outcome.failure, outcome.spec, outcome.door = result, spec, door
+        violation = result.violations[0]
+        graph_options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
+        frontend = violation.stage == "import"
+        module = None if frontend else (
+            graphs.to_relax(spec) if door == "relax" else compat.from_onnx(graphs.to_onnx(spec)))
+        folder = os.path.join(out_dir, f"graph-{result.verdict}-{int(time.time())}")
         outcome.reproducer = reproducer.write(
-            os.path.join(out_dir, f"graph-{result.verdict}-{int(time.time())}"),
-            graphs.to_onnx(spec), violation=result.violations[0].one_line(),
-            desired=spec.desired_layouts(), target=options.target,
-            inject_pass=options.inject_pass, inject_before=options.inject_before,
-            copier=copier, door=door, versions=compat.versions(), spec_text=repr(spec))
+            folder, violation=violation, options=graph_options, versions=compat.versions(),
+            command=f"python -m harness fuzz --seed {seed} (shrunk: {spec!r}, door {door})",
+            module=module, model=graphs.to_onnx(spec) if frontend else None,
+            copier_hook=copier, sizes=f"a generated graph of {len(spec.layers)} layers")
     outcome.seconds = time.monotonic() - started
     return outcome
 

@@ -191,7 +191,7 @@ class PathRunner:
             # per-pass check (TVM's, or the guard's identity map) sees.
             what, where = "its input (an intermediate module of the stage)", "(pass input)"
         how = ("TVM's immutable-module check fired" if mutated_by else
-               "a function was rebound in place (the structural hash did not move)")
+               "the pass guard saw a function rebound in place, its JSON text changed")
         self._violate(result, Violation("mutated", stage.name, where,
                                         f"the pass mutated {what}: {how}", *pass_fields))
 

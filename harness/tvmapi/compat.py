@@ -118,12 +118,38 @@ def first_mismatch(a, b) -> str | None:
 
 def module_identity(mod) -> tuple:
     """Which objects the module maps to, by identity: cheap (no IR walk), and it moves
-    when a pass rebinds a function in place (`mod[gv] = f`) even to an equal one with
-    another span, which structural hashing cannot see."""
-    functions = tuple(sorted((gv.__chandle__(), func.__chandle__())
-                             for gv, func in mod.functions.items()))
-    attrs = mod.attrs.__chandle__() if getattr(mod, "attrs", None) is not None else None
-    return functions, attrs
+    when a pass rebinds a function in place (`mod[gv] = f`), even to an equal function
+    with another span, which structural hashing cannot see. Compare two with
+    `identity_changes`, which tells a real rebinding from a no-op one."""
+    functions = {gv.__chandle__(): (gv, func) for gv, func in mod.functions.items()}
+    attrs = getattr(mod, "attrs", None)
+    return functions, (attrs.__chandle__() if attrs is not None else None)
+
+
+def identity_changes(before: tuple, after: tuple) -> list[str]:
+    """Names of the functions rebound in place to something else (JSON text differs).
+
+    Some TVM passes rebind a function to an identical copy (tirx.AnnotateEntryFunc's
+    `mod->Update` re-adding an attribute the function already has): same text, same
+    hash, nothing any holder could observe. Those are not mutations.
+    """
+    (functions_before, attrs_before), (functions_after, attrs_after) = before, after
+    changed = []
+    for handle in functions_before.keys() | functions_after.keys():
+        old, new = functions_before.get(handle), functions_after.get(handle)
+        if old is None or new is None:
+            changed.append((old or new)[0].name_hint)
+        elif old[1].__chandle__() != new[1].__chandle__() and \
+                save_json(old[1]) != save_json(new[1]):
+            changed.append(new[0].name_hint)
+    if attrs_before != attrs_after:
+        changed.append("(module attrs)")
+    return sorted(changed)
+
+
+def tvmscript(mod) -> str:
+    """The module as TVMScript that parses back (`show_meta` carries the constants)."""
+    return mod.script(show_meta=True)
 
 
 def save_json(obj) -> str:

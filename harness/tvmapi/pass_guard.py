@@ -39,7 +39,8 @@ class Watched:
     def moved(self, deep: bool = True) -> bool:
         identity = compat.module_identity(self.module)
         now = self.deep(self.module) if deep else self.expected
-        if identity == self.identity and now == self.expected:
+        if now == self.expected and not compat.identity_changes(self.identity, identity):
+            self.identity = identity
             return False
         # Blame the next change on the pass that makes it.
         self.identity, self.expected = identity, self.deep(self.module)
@@ -93,7 +94,7 @@ class PassGuard:
     def run_after_pass(self, mod, info) -> None:
         name, index, started, input_mod, identity, before = self.stack.pop()
         record = PassRecord(self.stage, name, index, round(time.perf_counter() - started, 5))
-        if compat.module_identity(input_mod) != identity or (
+        if compat.identity_changes(identity, compat.module_identity(input_mod)) or (
                 before is not None and compat.save_json(input_mod) != before):
             record.mutated_input = True
             self.findings.append((record, "its input"))

@@ -57,7 +57,7 @@ class Options:
 class Stage:
     name: str
     run: Callable[[Any], Any]
-    call: str = ""       # the TVM call, as the reproducer spells it out
+    call: str = ""       # the TVM call as a Python expression over `mod` (the reproducer's)
 
 
 @dataclasses.dataclass
@@ -76,7 +76,7 @@ class Path:
 
 
 def _pass_stage(name: str, make_pass: Callable[[], Any], call: str) -> Stage:
-    return Stage(name, lambda mod: compat.run_pass(make_pass(), mod), call)
+    return Stage(name, lambda mod: compat.run_pass(make_pass(), mod), f"{call}(mod)")
 
 
 def _front(options: Options) -> list[Stage]:
@@ -100,7 +100,7 @@ def _extract_path(options: Options, target) -> Path:
         _pass_stage("attach-attr-layout-free-buffers", compat.attach_attr_layout_free_buffers,
                     "relax.transform.AttachAttrLayoutFreeBuffers()"),
         Stage(EXTRACT, lambda mod: compat.extract_tasks(mod, target),
-              "meta_schedule.relax_integration.extract_tasks(mod, TARGET)"),
+              "list(meta_schedule().relax_integration.extract_tasks(mod, TARGET))"),
     ]
     return Path("extract", stages, task_oracle.signatures, "tasks")
 
@@ -130,8 +130,8 @@ def _tune_path(options: Options, target) -> Path:
         raise compat.TVMUnavailable(f"--path tune needs {missing} (meta_schedule's tuner; "
                                     "apache-tvm does not declare them): pip install -e '.[tune]'")
     call = (f"relax.pipeline.static_shape_tuning_pipeline(total_trials={options.trials}, "
-            f"target=TARGET, work_dir=WORK_DIR, cpu_weight_prepack={options.prepack}, "
-            "max_trials_per_task=1)")
+            f"target=TARGET, work_dir=tempfile.mkdtemp(), cpu_weight_prepack={options.prepack}, "
+            "max_trials_per_task=1)(mod)")
     stages = _front(options) + [Stage(TUNE, _tune(options, target), call)]
     return Path("tune", stages, lambda tuned: sorted(tuned.workloads), "workloads")
 
@@ -161,5 +161,5 @@ def build(options: Options) -> Path:
         injected = inject.injected_pass(options.inject_pass)
         path.stages.insert(names.index(before), Stage(
             INJECTED, lambda mod: compat.run_pass(injected, mod),
-            f"the injected pass {options.inject_pass}"))
+            "INJECTED(mod)"))
     return path
