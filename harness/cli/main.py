@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 
@@ -111,6 +112,11 @@ def cmd_check(args) -> int:
         print(format_result(result))
         if result.verdict != "pass":
             print(f"  reproduce: {reproduce_command(args.case, options, args.timeout)}")
+    if args.reduce and result.exit_code == 1:
+        from harness.cli import reduce
+        out_dir = args.out or os.path.join("reductions", os.path.basename(case.id))
+        reduce.reduce_case(args.case, options, out_dir, args.budget, args.timeout,
+                           args.resume, reproduce_command(args.case, options, args.timeout))
     return result.exit_code
 
 
@@ -158,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_check_options(p)
+    p.add_argument("--reduce", action="store_true",
+                   help="on a violation, reduce the input to a short reproducer (see `reduce`)")
+    from harness.cli.reduce import add_reduce_options
+    add_reduce_options(p)
     p.set_defaults(func=cmd_check)
 
     for register in _extra_commands():
@@ -172,9 +182,10 @@ def _extra_commands():
     from harness.versions import commit_step
     from harness.cli import fuzz
     from harness.cli import matrix
+    from harness.cli import reduce
     from harness.cli import report
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
-            commit_step.register, matrix.register]
+            commit_step.register, matrix.register, reduce.register]
 
 
 def main(argv=None) -> int:

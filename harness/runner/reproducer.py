@@ -19,52 +19,45 @@ from harness.tvmapi.pipelines import Options, build
 from harness.verdict import Violation
 
 HEADER = '''#!/usr/bin/env python3
-"""{title}
+\"\"\"{title}
 
 Seen:        {violation}
 On:          apache-tvm {tvm_version} / apache-tvm-ffi {tvm_ffi_version}
 Produced by: {command}
 Input:       {sizes}
 Run:         python repro.py   (exit 1: reproduces, 0: does not, 2: cannot run here)
-"""
-import copy
-import os
+\"\"\"
 import sys
-import tempfile  # noqa: F401  (the tune stage's work_dir)
 
 try:
     import tvm
     import tvm_ffi
     from tvm import relax
-    import tvm.relax.frontend.onnx  # noqa: F401
 except ImportError as exc:  # not "reproduces": this python cannot run the check at all
     print(f"cannot run here: {{exc}}; use a python with apache-tvm")
     sys.exit(2)
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-TARGET = tvm.target.Target({target!r})
-KIND, STAGE, PASS, COPIER = {kind!r}, {stage!r}, {pass_name!r}, {copier!r}
 '''
 
 LOAD_TVMSCRIPT = '''
-# The module, as TVMScript.
-SCRIPT = {script!r}
+SCRIPT = {script}
 
 
 def load():
     return tvm.script.from_source(SCRIPT)
+
 '''
 
 LOAD_ONNX = '''
 
 def load():
-    """The failure is in the ONNX frontend: the input is the (reduced) model.onnx."""
+    \"\"\"The failure is in the ONNX frontend: the input is the (reduced) model.onnx.\"\"\"
+    import os
     import onnx
     from tvm.relax.frontend.onnx import from_onnx
-    return from_onnx(onnx.load(os.path.join(HERE, "model.onnx")))
+    return from_onnx(onnx.load(os.path.join(os.path.dirname(__file__), "model.onnx")))
 '''
 
-BODY = '''
+META_SCHEDULE = '''
 
 def meta_schedule():
     try:
@@ -72,116 +65,120 @@ def meta_schedule():
     except ImportError:
         from tvm import meta_schedule as ms
     return ms
+'''
 
-{hooks}
-# The path, stage by stage, as the harness runs it ({path} path).
+STAGES = '''
+TARGET = tvm.target.Target({target!r})
+# The {path} path up to the failing stage, each stage as the harness runs it.
 STAGES = [
 {stages}
 ]
 
 
+def run(mod, until, check=False):
+    \"\"\"The stages before `until`; with check, `until` alone, under TVM's immutability check.\"\"\"
+    if check:
+        with tvm.transform.PassContext(opt_level=3, config={{"testing.immutable_module": True}}):
+            return dict(STAGES)[until](mod)
+    with tvm.transform.PassContext(opt_level=3):
+        for name, stage in STAGES:
+            if name == until:
+                break
+            mod = stage(mod)
+    return mod
+'''
+
+MAIN = {
+    "error": '''
+
+def main():
+    mod = run(load(), {stage!r})
+    try:
+        run(mod, {stage!r}, check=True)
+    except Exception as exc:  # noqa: BLE001 - TVM's failure is what this reproduces
+        print(f"reproduces: {stage} raised {{type(exc).__name__}}: {{str(exc).splitlines()[0]}}")
+        return 1
+    print("does not reproduce")
+    return 0
+''',
+    "mutated": '''
+
+def main():
+    source = load()
+    mod = run(source, {stage!r})
+    before = (tvm_ffi.structural_hash(mod), tvm.ir.save_json(mod), tvm.ir.save_json(source))
+    try:
+        run(mod, {stage!r}, check=True)
+    except Exception as exc:  # noqa: BLE001
+        if "Immutable module has been modified" not in str(exc):
+            raise
+        print(f"reproduces: {{str(exc).splitlines()[0]}}")
+        return 1
+    after = (tvm_ffi.structural_hash(mod), tvm.ir.save_json(mod), tvm.ir.save_json(source))
+    if after != before:
+        print("reproduces: {stage} changed its input IRModule in place")
+        return 1
+    print("does not reproduce")
+    return 0
+''',
+    "lossy-roundtrip": '''
+
+COPY = {copy_call}
+
+
 def outcome(result):
-    """What the final stage produced, comparably (tasks, or an executable's code)."""
-    if isinstance(result, list):
+    if isinstance(result, list):   # tuning tasks
         return sorted((str(t.task_name), int(t.weight),
                        tuple(tvm_ffi.structural_hash(f) for f in t.dispatched)) for t in result)
     return result.as_text() if hasattr(result, "as_text") else repr(result)
 
 
-def input_of(stage_name, mod):
-    """Run the stages before `stage_name`; the module that stage receives."""
-    with tvm.transform.PassContext(opt_level=3):
-        for name, run in STAGES:
-            if name == stage_name:
-                break
-            mod = run(mod)
-    return mod
-
-
-def run_stage(stage_name, mod):
-    run = dict(STAGES)[stage_name]
-    with tvm.transform.PassContext(opt_level=3, config={{"testing.immutable_module": True}}):
-        return run(mod)
-
-
-def reproduces(message):
-    print(f"reproduces: {{message}}")
-    return 1
-
+def main():
+    mod = load() if {stage!r} == "import" else run(load(), {stage!r})
+    try:
+        dup = COPY(mod)
+    except Exception as exc:  # noqa: BLE001 - the seed bug: the copy itself fails
+        print(f"reproduces: the copy failed: {{type(exc).__name__}}: {{exc}}")
+        return 1
+    mismatch = tvm_ffi.get_first_structural_mismatch(mod, dup)
+    if mismatch is not None or tvm.ir.save_json(dup) != tvm.ir.save_json(mod):
+        print(f"reproduces: the copy differs from the original at {{mismatch and mismatch[0]}}")
+        return 1
+    if {stage!r} != "import":
+        expected = outcome(run(mod, {stage!r}, check=True))
+        if outcome(run(dup, {stage!r}, check=True)) != expected:
+            print("reproduces: {stage} gives another outcome on the copy")
+            return 1
+    print("does not reproduce")
+    return 0
+''',
+    "crash": '''
 
 def main():
-    source = load()
-    if KIND == "lossy-roundtrip":
-        return check_copy(source)
-    if KIND == "crash":
-        return check_crash(source)
-    mod = input_of(STAGE, source)
-    before_hash, before_json = tvm_ffi.structural_hash(mod), tvm.ir.save_json(mod)
-    source_json = tvm.ir.save_json(source)
-    try:
-        run_stage(STAGE, mod)
-    except Exception as exc:  # noqa: BLE001 - TVM's failure is what we reproduce
-        first = (str(exc).strip().splitlines() or [""])[0]
-        if KIND == "mutated" and "Immutable module has been modified" in first:
-            return reproduces(f"stage {{STAGE}}: {{first}}")
-        if KIND == "error":
-            return reproduces(f"stage {{STAGE}} raised {{type(exc).__name__}}: {{first}}")
-        raise
-    if KIND == "mutated":
-        if tvm_ffi.structural_hash(mod) != before_hash:
-            return reproduces(f"stage {{STAGE}} mutated its input IRModule in place")
-        if tvm.ir.save_json(mod) != before_json or tvm.ir.save_json(source) != source_json:
-            return reproduces(f"stage {{STAGE}} changed its input outside structural equality")
-    print("does not reproduce")
-    return 0
-
-
-COPIERS = {{
-    "deepcopy": copy.deepcopy,
-    "json": lambda mod: tvm.ir.load_json(tvm.ir.save_json(mod)),
-    "tvmscript": lambda mod: tvm.script.from_source(mod.script(show_meta=True)),
-}}
-
-
-def check_copy(source):
-    """The module the failing stage receives, copied: equal, and equal in outcome."""
-    mod = source if STAGE == "import" else input_of(STAGE, source)
-    try:
-        dup = COPIERS[COPIER](mod)
-    except Exception as exc:  # noqa: BLE001 - the seed bug: the copy itself fails
-        return reproduces(f"{{COPIER}} copy failed: {{type(exc).__name__}}: {{exc}}")
-    mismatch = tvm_ffi.get_first_structural_mismatch(mod, dup)
-    if mismatch is not None:
-        return reproduces(f"{{COPIER}} copy differs at {{mismatch[0]}}")
-    if tvm.ir.save_json(dup) != tvm.ir.save_json(mod):
-        return reproduces(f"{{COPIER}} copy's JSON text differs (a field outside structural "
-                          "equality)")
-    if STAGE != "import":
-        try:
-            got = outcome(run_stage(STAGE, dup))
-        except Exception as exc:  # noqa: BLE001
-            return reproduces(f"stage {{STAGE}} fails on the {{COPIER}} copy: "
-                              f"{{type(exc).__name__}}: {{str(exc).splitlines()[0]}}")
-        if got != outcome(run_stage(STAGE, mod)):
-            return reproduces(f"stage {{STAGE}} gives another outcome on the {{COPIER}} copy")
-    print("does not reproduce")
-    return 0
-
-
-def check_crash(source):
-    """Run the failing stage in a child: dying by a signal is the reproduction."""
-    mod = input_of(STAGE, source)
+    import os
+    mod = run(load(), {stage!r})
     pid = os.fork()
-    if pid == 0:
-        run_stage(STAGE, mod)
+    if pid == 0:   # the child makes the call that kills the process
+        run(mod, {stage!r}, check=True)
         os._exit(0)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        return reproduces(f"stage {{STAGE}} killed the process with signal "
-                          f"{{os.WTERMSIG(status)}}")
+        print(f"reproduces: {stage} killed the process (signal {{os.WTERMSIG(status)}})")
+        return 1
     print("does not reproduce")
     return 0
+''',
+}
+MAIN["timeout"] = MAIN["crash"]
 
+COPY_CALLS = {
+    "deepcopy": "__import__('copy').deepcopy",
+    "json": "lambda mod: tvm.ir.load_json(tvm.ir.save_json(mod))",
+    "tvmscript": "lambda mod: tvm.script.from_source(mod.script(show_meta=True))",
+    None: "__import__('copy').deepcopy",
+}
+
+FOOTER = '''
 
 if __name__ == "__main__":
     sys.exit(main())
@@ -212,10 +209,23 @@ def _hooks_source(options: Options, copier: str | None) -> tuple[str, str | None
             f"{text!r}, 'hooks', 'exec'), HOOKS)\n" + "\n".join(lines) + "\n"), "json"
 
 
-def stage_lines(options: Options) -> str:
-    """The path's stages as `(name, lambda mod: CALL)` lines, from the same definitions."""
-    return "\n".join(f"    ({stage.name!r}, lambda mod: {stage.call}),"
-                     for stage in build(options).stages)
+def _literal(text: str) -> str:
+    """`text` as a readable Python literal: raw triple quotes unless it holds them."""
+    for quotes in ('"""', "'''"):
+        if quotes not in text and not text.endswith(quotes[0]) and "\\" + quotes[0] not in text[-2:]:
+            return f"r{quotes}\n{text}\n{quotes}"
+    return repr(text)
+
+
+def stage_lines(options: Options, until: str) -> str:
+    """The path's stages up to `until`, as `(name, lambda mod: CALL)` lines, from the
+    same definitions the runner uses."""
+    lines = []
+    for stage in build(options).stages:
+        lines.append(f"    ({stage.name!r}, lambda mod: {stage.call}),")
+        if stage.name == until:
+            break
+    return "\n".join(lines)
 
 
 def copier_of(violation: Violation) -> str | None:
@@ -232,28 +242,33 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
           copier_hook: str | None = None, title: str = "") -> str:
     """Write repro.py (and model.onnx for a frontend failure); return repro.py's path."""
     os.makedirs(out_dir, exist_ok=True)
-    hooks, _ = _hooks_source(options, copier_hook)
     stage = violation.stage.split(" (")[0]
-    if violation.kind == "mutated" and stage == "(whole path)":
+    if stage == "(whole path)":
         stage = build(options).stages[0].name
+    kind = violation.kind if violation.kind in MAIN else "error"
+    hooks, _ = _hooks_source(options, copier_hook if kind == "lossy-roundtrip" else None)
+    copy_call = "COPIERS_OVERRIDE['json']" if copier_hook else COPY_CALLS[copier_of(violation)]
     text = HEADER.format(
         title=title or f"{violation.kind} at {violation.where()} (tvm-extraction-harness)",
         violation=violation.one_line().replace('"""', "'''"),
         tvm_version=versions.get("tvm_version"), tvm_ffi_version=versions.get("tvm_ffi_version"),
-        command=command, sizes=sizes or "(not reduced)",
-        target={"kind": options.target, "num-cores": options.num_cores},
-        kind=violation.kind, stage=stage, pass_name=violation.pass_name,
-        copier=copier_of(violation))
+        command=command, sizes=sizes or "(not reduced)")
     if module is not None:
-        text += LOAD_TVMSCRIPT.format(script=compat.tvmscript(module))
+        text += LOAD_TVMSCRIPT.format(script=_literal(compat.tvmscript(module).strip()))
     else:
         import onnx
         onnx.save(model, os.path.join(out_dir, "model.onnx"))
         text += LOAD_ONNX
-    text += BODY.format(hooks=hooks, path=options.path, stages=stage_lines(options))
-    if "COPIERS_OVERRIDE" in hooks:
-        text = text.replace("\n\ndef check_copy(source):",
-                            "\nCOPIERS.update(COPIERS_OVERRIDE)\n\n\ndef check_copy(source):")
+    stages = stage_lines(options, stage)
+    if "meta_schedule()" in stages:
+        text += META_SCHEDULE
+    if "tempfile." in stages:
+        text = text.replace("import sys\n", "import sys\nimport tempfile\n", 1)
+    text += hooks
+    text += STAGES.format(target={"kind": options.target, "num-cores": options.num_cores},
+                          path=options.path, stages=stages)
+    text += MAIN[kind].format(stage=stage, copy_call=copy_call)
+    text += FOOTER
     path = os.path.join(out_dir, "repro.py")
     with open(path, "w") as handle:
         handle.write(text)
