@@ -163,7 +163,7 @@ class Reducer:
         return model
 
     def _weights(self, model):
-        candidate = onnx_steps.initializers_as_inputs(model)
+        candidate = onnx_steps.weights_as_inputs(model)
         if candidate is not None and self.interesting(candidate):
             return self.accept("weights as graph inputs", candidate)
         return model

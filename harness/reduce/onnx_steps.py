@@ -104,17 +104,30 @@ def without_node(model, index, infos) -> onnx.ModelProto | None:
     return prune(out)
 
 
-def initializers_as_inputs(model) -> onnx.ModelProto | None:
-    """Weights become graph inputs: the imported module has parameters, no constants."""
+CONSTANT_OPS = ("Constant", "ConstantOfShape")
+
+
+def weights_as_inputs(model) -> onnx.ModelProto | None:
+    """Weights become graph inputs (initializers, and Constant / ConstantOfShape nodes of
+    a known shape): the imported module has parameters, not constants, and prints as
+    short TVMScript with no metadata blob."""
     graph = model.graph
-    if not graph.initializer:
+    infos = value_infos(model)
+    constants = [node for node in graph.node if node.op_type in CONSTANT_OPS
+                 and len(node.output) == 1 and _known(infos.get(node.output[0]))]
+    if not graph.initializer and not constants:
         return None
     out = copy.deepcopy(model)
     for init in graph.initializer:
         out.graph.input.append(helper.make_tensor_value_info(init.name, init.data_type,
                                                              list(init.dims)))
     del out.graph.initializer[:]
-    return out
+    produced = {node.output[0] for node in constants}
+    kept = [node for node in out.graph.node if not (node.output and node.output[0] in produced)]
+    del out.graph.node[:]
+    out.graph.node.extend(kept)
+    out.graph.input.extend(copy.deepcopy(infos[name]) for name in sorted(produced))
+    return prune(out)
 
 
 def topological_outputs(model) -> list[str]:

@@ -1,0 +1,82 @@
+"""What the guards cost: bare path vs stage guard vs per-pass guard, and cold vs warm child.
+
+For each case and path, runs the path in isolated children three ways and prints
+the wall times side by side (one run, so the machine's noise hits all alike):
+  bare      the stages only (no checks, no instruments)
+  stage     the stage-level guard: hashes per stage, copies, final JSON (pass_guard off)
+  per-pass  what `harness check` does: plus TVM's testing.immutable_module and the
+            harness's PassInstrument on every pass
+Goal: per-pass adds <= 5 % over stage. Then the child start-up: a fresh interpreter
+per check (HARNESS_WARM=0) against the warm fork server, on a small case.
+
+Usage: python bench/guard_overhead.py [CASE ...] [--paths extract,compile] [--repeat N]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from harness.process.isolate import run_isolated  # noqa: E402
+from harness.tvmapi.pipelines import Options  # noqa: E402
+
+MODES = {
+    "bare": dict(checks=False, pass_guard=False),
+    "stage": dict(checks=True, pass_guard=False),
+    "per-pass": dict(checks=True, pass_guard=True),
+}
+
+
+def timed(case: str, **options) -> tuple[float, object]:
+    started = time.monotonic()
+    result = run_isolated(case, Options(**options), timeout=3600)
+    return time.monotonic() - started, result
+
+
+def guard_table(cases, paths, repeat) -> None:
+    print(f"{'case':<16} {'path':<8} {'bare s':>8} {'stage s':>8} {'per-pass s':>10} "
+          f"{'pass/stage':>10} {'check/bare':>10} {'passes':>7}  verdict")
+    for case in cases:
+        for path in paths:
+            walls = {mode: [] for mode in MODES}
+            passes, verdict = 0, ""
+            for _ in range(repeat):
+                for mode, flags in MODES.items():
+                    wall, result = timed(case, path=path, **flags)
+                    walls[mode].append(wall)
+                    if mode == "per-pass":
+                        passes, verdict = len(result.passes), result.verdict
+            bare, stage, per_pass = (statistics.median(walls[m]) for m in MODES)
+            print(f"{case:<16} {path:<8} {bare:8.1f} {stage:8.1f} {per_pass:10.1f} "
+                  f"{per_pass / stage - 1:+10.1%} {per_pass / bare - 1:+10.1%} {passes:7d}  "
+                  f"{verdict}", flush=True)
+
+
+def warm_table(case: str, repeat: int) -> None:
+    print(f"\n{'child':<10} {'per check s':>12}   ({case}, median of {repeat} checks)")
+    for label, value in (("cold", "0"), ("warm", "1")):
+        os.environ["HARNESS_WARM"] = value
+        timed(case)   # the warm server starts outside the measurement
+        walls = [timed(case)[0] for _ in range(repeat)]
+        print(f"{label:<10} {statistics.median(walls):12.2f}", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cases", nargs="*", default=["yolov3-tiny", "light_resnet50"])
+    parser.add_argument("--paths", default="extract,compile",
+                        help="comma-separated: extract, compile, tune (tune takes minutes)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--warm-case", default="conv-reshape-concat")
+    args = parser.parse_args()
+    guard_table(args.cases, args.paths.split(","), args.repeat)
+    warm_table(args.warm_case, max(args.repeat, 5))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
