@@ -103,16 +103,37 @@ def main():
 ''',
     "mutated": '''
 
+@tvm.ir.instrument.pass_instrument
+class InputWatch:
+    """Whether pass {pass_name!r} changes the module it receives (its JSON text), at any depth."""
+
+    def __init__(self):
+        self.stack, self.mutated = [], False
+
+    def run_before_pass(self, mod, info):
+        self.stack.append((mod, tvm.ir.save_json(mod) if info.name == {pass_name!r} else None))
+
+    def run_after_pass(self, mod, info):
+        before, text = self.stack.pop()
+        self.mutated = self.mutated or (text is not None and tvm.ir.save_json(before) != text)
+
+
 def main():
     source = load()
     mod = run(source, {stage!r})
     before = (tvm_ffi.structural_hash(mod), tvm.ir.save_json(mod), tvm.ir.save_json(source))
+    watch = InputWatch()
     try:
-        run(mod, {stage!r}, check=True)
+        with tvm.transform.PassContext(opt_level=3, instruments=[watch],
+                                       config={{"testing.immutable_module": True}}):
+            dict(STAGES)[{stage!r}](mod)
     except Exception as exc:  # noqa: BLE001
         if "Immutable module has been modified" not in str(exc):
             raise
         print(f"reproduces: {{str(exc).splitlines()[0]}}")
+        return 1
+    if watch.mutated:
+        print("reproduces: pass {pass_name} mutated the module it was given, in place")
         return 1
     after = (tvm_ffi.structural_hash(mod), tvm.ir.save_json(mod), tvm.ir.save_json(source))
     if after != before:
@@ -267,7 +288,7 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
     text += hooks
     text += STAGES.format(target={"kind": options.target, "num-cores": options.num_cores},
                           path=options.path, stages=stages)
-    text += MAIN[kind].format(stage=stage, copy_call=copy_call)
+    text += MAIN[kind].format(stage=stage, copy_call=copy_call, pass_name=violation.pass_name)
     text += FOOTER
     path = os.path.join(out_dir, "repro.py")
     with open(path, "w") as handle:
