@@ -390,7 +390,7 @@ def executable_signature(executable) -> list[tuple[str, int]]:
     """What an executable is, comparably: the VM bytecode and the generated LLVM IR.
 
     Two compiles of equal modules differ only in the addresses LLVM's TBAA metadata
-    embeds ("0x5626..."), masked here; the bytecode text is deterministic. Comparing
+    embeds ("0x5626...", "0x55da....w4.b0"), masked here; the bytecode text is deterministic. Comparing
     these rather than the lowered IRModules also covers code generation itself.
     """
     import hashlib
@@ -401,7 +401,7 @@ def executable_signature(executable) -> list[tuple[str, int]]:
             source = lib.inspect_source()
         except Exception:  # noqa: BLE001 - a module kind without source text
             continue
-        parts.append((f"{lib.kind}-source[{index}]", re.sub(r'"0x[0-9a-f]+"', '"0x?"', source)))
+        parts.append((f"{lib.kind}-source[{index}]", re.sub(r'"0x[0-9a-f]+', '"0x?', source)))
     return [(name, int(hashlib.sha256(text.encode()).hexdigest()[:15], 16))
             for name, text in parts]
 

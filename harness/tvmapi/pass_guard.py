@@ -5,8 +5,9 @@ each pass's input before and after it and raises naming the pass. This
 instrument adds what that check cannot do:
   * it names the pass and its position for everything else (exceptions, crashes:
     a `pass-start` event reaches the parent before the pass runs);
-  * after each top-level pass it re-hashes the watched modules (the path's source
-    and the stage's input), which a pass may mutate without touching its own input;
+  * after each pass it compares the identity maps of the watched modules (the path's
+    source and the stage's input), which a pass may mutate without touching its own
+    input;
   * in replay mode (`json_watch`), after each pass it compares the JSON text of the
     pass's input and of the watched modules, which sees the fields structural
     hashing skips (spans) — only run when the final JSON check found a change;
@@ -98,7 +99,10 @@ class PassGuard:
                 before is not None and compat.save_json(input_mod) != before):
             record.mutated_input = True
             self.findings.append((record, "its input"))
-        deep = not self.stack or self.json_watch
+        # Cheap identity maps after every pass; the deep fingerprint (a structural hash
+        # of a possibly 50 MB source) only when replaying: the stage guard hashes at
+        # every stage end anyway, and TVM's own check hashes every pass's input.
+        deep = self.json_watch
         for watched in self.watched:
             if watched.moved(deep):
                 record.mutated_input = record.mutated_input or watched.label == "stage input"
