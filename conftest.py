@@ -1,7 +1,30 @@
-"""Root conftest: the harness's pytest plugin is loaded through its `pytest11`
-entry point (setup.cfg); this file only makes `tests/` importable helpers
-(tests/seeded.py) resolvable from any working directory."""
+"""Root conftest: our own test session's settings.
+
+The harness's pytest plugin is loaded through its `pytest11` entry point
+(setup.cfg) and stays inert in other projects; what only our tests want lives
+here: `tests/` helpers on the path and the hypothesis profiles dev (default),
+ci and nightly, with the example database in the harness cache folder.
+Registered at import: hypothesis's own plugin loads `--hypothesis-profile` in
+its pytest_configure, which runs after conftest files are imported.
+"""
 import os
 import sys
 
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "tests"))
+
+from harness.versions import envs  # noqa: E402
+
+_database = DirectoryBasedExampleDatabase(os.path.join(envs.cache_dir(), "hypothesis"))
+_slow_ok = [HealthCheck.too_slow, HealthCheck.data_too_large]
+for _name, _examples in (("dev", 10), ("ci", 30), ("nightly", 300)):
+    settings.register_profile(_name, max_examples=_examples, deadline=None,
+                              database=_database, suppress_health_check=_slow_ok)
+
+
+def pytest_configure(config):
+    # --hypothesis-profile (hypothesis's own option) wins over the environment variable.
+    if not config.getoption("hypothesis_profile", default=None):
+        settings.load_profile(os.environ.get("HARNESS_HYPOTHESIS_PROFILE", "dev"))

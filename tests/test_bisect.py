@@ -63,6 +63,7 @@ def _bisect(env, *extra):
 
 
 @pytest.mark.needs_env
+@pytest.mark.nightly   # ~50 s of pip building toy environments; the search logic is tested below
 def test_release_bisect_names_the_culprit_and_resumes(toy_index):
     first = _bisect(toy_index)
     assert first.returncode == 0, first.stderr

@@ -34,7 +34,7 @@ def test_run_goes_on_after_a_crash():
 
 
 def test_hang_is_a_timeout_verdict():
-    result = run_isolated(SMALL_CASE, Options(inject_pass=seeded("hang")), timeout=20)
+    result = run_isolated(SMALL_CASE, Options(inject_pass=seeded("hang")), timeout=8)
     assert result.verdict == "timeout"
     assert (result.violations[-1].stage, result.violations[-1].pass_name) == ("injected",
                                                                               "injected")
@@ -57,11 +57,27 @@ def test_tvm_ffi_0_1_15_segfault_is_reported_as_crash():
 
 
 @pytest.mark.needs_env
-def test_matrix_prints_one_row_per_case_and_a_column_per_version_set():
+def test_matrix_prints_one_row_per_case_and_a_column_per_version_set(tmp_path):
     from helpers import cli
-    code, out, err = cli("matrix", SMALL_CASE, "--set",
+    code, out, err = cli("matrix", SMALL_CASE, "--out", str(tmp_path), "--set",
                          "apache-tvm==0.27.0.post1,apache-tvm-ffi==0.1.15.post2")
-    assert code == 0, err
+    assert code == 0, err     # the crash is registered: known, not news
     header, _, row = out.strip().splitlines()
     assert "tvm-ffi==0.1.15.post2" in header
-    assert row == f"| {SMALL_CASE} | crash |"
+    assert row == f"| {SMALL_CASE} | crash (known) |"
+    page = (tmp_path / "matrix.html").read_text()
+    assert page.count('class="cell known"') == 1 and "reproduce: python -m harness check" in page
+
+
+def test_checks_in_one_process_share_one_warm_server(monkeypatch):
+    """pytest changes PYTEST_CURRENT_TEST per item: that must not start a server (and import
+    TVM) per item; measured, it made the catalog 3x slower."""
+    from harness.process import warm
+    if not warm.enabled():
+        pytest.skip("HARNESS_WARM=0")
+    pids = set()
+    for item in ("first", "second"):
+        monkeypatch.setenv("PYTEST_CURRENT_TEST", f"tests/x.py::{item} (call)")
+        assert run_isolated(SMALL_CASE, Options(), timeout=300).verdict == "pass"
+        pids |= {server.proc.pid for server in warm._servers.values() if server.alive()}
+    assert len(pids) == 1, pids

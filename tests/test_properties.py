@@ -35,7 +35,9 @@ def test_strategy_graphs_are_valid_through_both_doors(spec):
 @given(graphs.graph_specs(), DOORS)
 def test_path_keeps_both_invariants_and_is_deterministic(spec, door):
     result = fuzz.check_spec(spec, door, Options())
-    assert result.verdict == "pass", [v.one_line() for v in result.violations]
+    # Registered known issues (tirx.AnnotateEntryFunc on graphs FoldConstant evaluates)
+    # are allowed; anything else is news.
+    assert not fuzz.news(result), [v.one_line() for v in fuzz.news(result)]
     assert result.tasks > 0
 
 
@@ -49,7 +51,7 @@ def test_seeded_mutating_pass_is_found_shrunk_and_reproduced(tmp_path):
     options = Options(inject_pass=seeded("mutate_in_place"),
                       inject_before="decompose-ops-for-inference")
     outcome = fuzz.run(40, seed=0, options=options, out_dir=str(tmp_path))
-    assert outcome.failure is not None and outcome.failure.verdict == "mutated"
+    assert outcome.failure is not None and outcome.violation.kind == "mutated"
     assert len(outcome.spec.layers) == 1, outcome.spec   # shrunk to the smallest graph
     code, out = _run_reproducer(outcome.reproducer)
     assert code == 1, out
@@ -59,7 +61,7 @@ def test_seeded_mutating_pass_is_found_shrunk_and_reproduced(tmp_path):
 def test_seeded_lossy_field_is_found_shrunk_and_reproduced(tmp_path):
     copier = f"{SEEDED}:change_string_field('relax.attrs.Conv2DAttrs', 'data_layout', 'NHWC')"
     outcome = fuzz.run(60, seed=0, copier=copier, out_dir=str(tmp_path))
-    assert outcome.failure is not None and outcome.failure.verdict == "lossy-roundtrip"
+    assert outcome.failure is not None and outcome.violation.kind == "lossy-roundtrip"
     assert [layer.op for layer in outcome.spec.layers] == ["conv"], outcome.spec
     code, out = _run_reproducer(outcome.reproducer)
     assert code == 1, out

@@ -1,7 +1,12 @@
-"""The known-issue registry: case x TVM/ffi version range -> expected verdict.
+"""The known-issue registry and the one place that decides what a result means.
 
-Tests turn a matching entry into a strict xfail, so an upstream fix shows up as
-an unexpected pass and forces the registry to be updated.
+An entry scopes a bug (case glob, TVM / tvm-ffi version range, layout, path)
+and says which violations it explains (kind, and where given the stage and
+pass). `judge` matches every violation of a result to the most specific entry
+that explains it; a result is *known* when all its violations are explained,
+and an entry that applies but explains nothing is *stale* (upstream fixed it:
+the registry must be updated). The CLI, report, matrix and the pytest plugin
+all read results through `judge`, so known-issue handling is decided here only.
 """
 from __future__ import annotations
 
@@ -15,27 +20,62 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness.catalog.cases import CASES_DIR
+from harness.verdict import (EXIT_CANNOT_TEST, EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED,
+                             BadInput, Result, Violation)
+
+# A result that ended early cannot show that a registered violation is gone.
+_INCOMPLETE = ("harness-error", "crash", "timeout", "unsupported")
+_FIELDS = ("case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
+           "stage", "pass", "strict", "reproducer")
 
 
 @dataclasses.dataclass(frozen=True)
 class KnownIssue:
-    case: str | tuple    # glob over case ids, or several
-    verdict: str
+    case: tuple          # globs over case ids
+    verdict: str         # the violation kind it explains
     reference: str
     evidence: str = ""
     tvm: str = ""        # PEP 440 specifier over apache-tvm, "" = any
     tvm_ffi: str = ""    # over apache-tvm-ffi
     layout: str = ""     # "" = any
+    path: str = ""       # extract | tune | compile, "" = any
+    stage: str = ""      # the violation's stage, "" = any
+    pass_name: str = ""  # glob over the violation's pass ("pass" in the file), "" = any
+    strict: bool = True  # False: the bug may or may not show on a case in scope
+    reproducer: str = ""  # cases/reproducers/<file>, relative to cases/
 
-    def matches(self, case: str, versions: dict, layout: str = "nchw") -> bool:
-        globs = (self.case,) if isinstance(self.case, str) else self.case
-        if not any(fnmatch.fnmatch(case, g) for g in globs) or (self.layout and self.layout != layout):
+    def applies(self, case: str, versions: dict, layout: str = "nchw",
+                path: str = "extract") -> bool:
+        """In scope: this case, on this stack, layout and path."""
+        if not any(fnmatch.fnmatch(case, glob) for glob in self.case):
             return False
-        for spec, have in ((self.tvm, versions.get("tvm_version")),
-                           (self.tvm_ffi, versions.get("tvm_ffi_version"))):
-            if spec and not _within(have, spec):
-                return False
-        return True
+        if (self.layout and self.layout != layout) or (self.path and self.path != path):
+            return False
+        return self.on_stack(versions)
+
+    def on_stack(self, versions: dict) -> bool:
+        """This TVM / tvm-ffi is within the entry's version ranges."""
+        return all(not spec or _within(versions.get(key), spec)
+                   for spec, key in ((self.tvm, "tvm_version"),
+                                     (self.tvm_ffi, "tvm_ffi_version")))
+
+    def explains(self, violation: Violation) -> bool:
+        if violation.kind != self.verdict or (self.stage and self.stage != violation.stage):
+            return False
+        return not self.pass_name or fnmatch.fnmatch(violation.pass_name or "", self.pass_name)
+
+    @property
+    def specificity(self) -> int:
+        """More constraints and no wildcard in the case: the more specific entry wins."""
+        constraints = sum(bool(field) for field in (self.tvm, self.tvm_ffi, self.layout,
+                                                     self.path, self.stage, self.pass_name))
+        exact_case = all(not any(ch in glob for ch in "*?[") for glob in self.case)
+        return constraints + 10 * exact_case
+
+    def describe(self) -> str:
+        where = f" at {self.stage}" if self.stage else ""
+        where += f", pass {self.pass_name}" if self.pass_name else ""
+        return f"{self.verdict}{where} ({self.reference})"
 
 
 def _within(version: str | None, spec: str) -> bool:
@@ -46,6 +86,17 @@ def _within(version: str | None, spec: str) -> bool:
         return False
 
 
+def _entry(raw: dict, where: str) -> KnownIssue:
+    unknown = set(raw) - set(_FIELDS)
+    if unknown or not {"case", "verdict", "reference"} <= set(raw):
+        raise BadInput(f"{where}: fields must be among {', '.join(_FIELDS)} and include "
+                       f"case, verdict, reference (got {', '.join(sorted(raw))})")
+    data = dict(raw)
+    data["case"] = (data["case"],) if isinstance(data["case"], str) else tuple(data["case"])
+    data["pass_name"] = data.pop("pass", "")
+    return KnownIssue(**data)
+
+
 @functools.cache
 def registry(path: str | None = None) -> tuple[KnownIssue, ...]:
     path = path or os.path.join(CASES_DIR, "known_issues.toml")
@@ -53,9 +104,79 @@ def registry(path: str | None = None) -> tuple[KnownIssue, ...]:
         return ()
     with open(path, "rb") as handle:
         entries = tomllib.load(handle).get("issue", [])
-    return tuple(KnownIssue(**{**e, "case": e["case"] if isinstance(e["case"], str) else tuple(e["case"])})
-                 for e in entries)
+    return tuple(_entry(raw, f"{path}: issue #{index}") for index, raw in enumerate(entries, 1))
 
 
-def lookup(case: str, versions: dict, layout: str = "nchw") -> KnownIssue | None:
-    return next((k for k in registry() if k.matches(case, versions, layout)), None)
+def in_scope(case: str, versions: dict, layout: str = "nchw",
+             path: str = "extract") -> list[KnownIssue]:
+    """Entries that apply here, most specific first."""
+    found = [issue for issue in registry() if issue.applies(case, versions, layout, path)]
+    return sorted(found, key=lambda issue: -issue.specificity)
+
+
+def lookup(case: str, versions: dict, layout: str = "nchw",
+           path: str = "extract") -> KnownIssue | None:
+    """The most specific entry in scope, if any."""
+    found = in_scope(case, versions, layout, path)
+    return found[0] if found else None
+
+
+@dataclasses.dataclass
+class Judgement:
+    """A result read against the registry."""
+    known: list[tuple[Violation, KnownIssue]]
+    unknown: list[Violation]
+    stale: list[KnownIssue]     # strict entries in scope that explained nothing
+    verdict: str
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every violation is registered and no strict entry went stale."""
+        if self.verdict == "harness-error":
+            return EXIT_INTERNAL
+        if self.unknown or self.stale:
+            return EXIT_VIOLATED
+        return EXIT_CANNOT_TEST if self.verdict == "unsupported" else EXIT_PASS
+
+    @property
+    def status(self) -> str:
+        """pass | known | new | stale | unsupported | harness-error."""
+        if self.verdict in ("harness-error", "unsupported"):
+            return self.verdict
+        if self.unknown:
+            return "new"
+        if self.stale:
+            return "stale"
+        return "known" if self.known else "pass"
+
+    def lines(self) -> list[str]:
+        out = [f"known: {v.kind} at {v.where()}: {issue.reference}"
+               + (f"; reproducer cases/{issue.reproducer}" if issue.reproducer else "")
+               for v, issue in self.known]
+        out += [f"stale registry entry (it no longer happens here): {issue.describe()}"
+                for issue in self.stale]
+        return out
+
+
+def judge(result: Result, kinds: tuple[str, ...] | None = None) -> Judgement:
+    """Match each violation (of `kinds`, default all) to the most specific entry explaining it."""
+    options = result.options or {}
+    entries = in_scope(result.case, result.__dict__, options.get("layout", "nchw"),
+                       options.get("path", "extract"))
+    # "unsupported" is not a violation of TVM's: cannot test, exit 125.
+    violations = [v for v in result.violations
+                  if v.kind != "unsupported" and (kinds is None or v.kind in kinds)]
+    known, unknown, used = [], [], set()
+    for violation in violations:
+        issue = next((entry for entry in entries if entry.explains(violation)), None)
+        if issue is None:
+            unknown.append(violation)
+        else:
+            known.append((violation, issue))
+            used.add(issue)
+    stale = []
+    # An injected pass or a result that ended early may hide a registered violation.
+    if result.verdict not in _INCOMPLETE and not options.get("inject_pass"):
+        stale = [entry for entry in entries if entry.strict and entry not in used
+                 and (kinds is None or entry.verdict in kinds)]
+    return Judgement(known, unknown, stale, result.verdict)

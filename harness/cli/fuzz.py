@@ -12,6 +12,7 @@ import os
 import sys
 import time
 
+from harness.catalog import known_issues
 from harness.tvmapi import compat
 from harness.versions import envs
 from harness.runner import reproducer
@@ -32,10 +33,10 @@ def check_spec(spec, door: str, options: Options, copiers=None) -> Result:
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
     build = (lambda: compat.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
         (lambda: graphs.to_relax(spec))
-    runner = PathRunner(options, copiers=copiers, fail_fast=True)
+    runner = PathRunner(options, copiers=copiers, fail_fast=has_news)
     result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
                                         **compat.versions()))
-    if result.verdict == "pass":
+    if not has_news(result):
         first = runner.outcome_signatures
         again = PathRunner(dataclasses.replace(options, checks=False))
         again.run(build(), Result(case=f"graph[{door}]"))
@@ -45,11 +46,21 @@ def check_spec(spec, door: str, options: Options, copiers=None) -> Result:
     return result
 
 
+def news(result: Result) -> list[Violation]:
+    """The violations the known-issue registry does not explain."""
+    return known_issues.judge(result).unknown
+
+
+def has_news(result: Result) -> bool:
+    return bool(news(result))
+
+
 @dataclasses.dataclass
 class Outcome:
     examples: int
     seconds: float
     failure: Result | None = None
+    violation: Violation | None = None   # the first one the registry does not explain
     spec: object = None          # the shrunk GraphSpec
     door: str = ""
     reproducer: str | None = None
@@ -83,9 +94,9 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
         result = check_spec(spec, door, options, copiers)
         if progress and outcome.examples % 10 == 0:
             progress(f"{outcome.examples} examples, {time.monotonic() - started:.0f} s")
-        if result.verdict != "pass":
+        if has_news(result):
             last[:] = [spec, door, result]
-            raise AssertionError(result.violations[0].one_line())
+            raise AssertionError(news(result)[0].one_line())
 
     started = time.monotonic()
     try:
@@ -93,12 +104,12 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     except AssertionError:
         spec, door, result = last   # hypothesis replays the shrunk example last
         outcome.failure, outcome.spec, outcome.door = result, spec, door
-        violation = result.violations[0]
+        violation = outcome.violation = news(result)[0]
         graph_options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
         frontend = violation.stage == "import"
         module = None if frontend else (
             graphs.to_relax(spec) if door == "relax" else compat.from_onnx(graphs.to_onnx(spec)))
-        folder = os.path.join(out_dir, f"graph-{result.verdict}-{int(time.time())}")
+        folder = os.path.join(out_dir, f"graph-{violation.kind}-{int(time.time())}")
         outcome.reproducer = reproducer.write(
             folder, violation=violation, options=graph_options, versions=compat.versions(),
             command=f"python -m harness fuzz --seed {seed} (shrunk: {spec!r}, door {door})",
@@ -116,7 +127,7 @@ def cmd_fuzz(args) -> int:
     rate = outcome.examples / outcome.seconds if outcome.seconds else 0.0
     print(f"fuzz: {outcome.examples} examples in {outcome.seconds:.1f} s ({rate:.2f}/s)")
     if outcome.failure:
-        print(f"fuzz: {outcome.failure.verdict}: {outcome.failure.violations[0].one_line()}")
+        print(f"fuzz: {outcome.violation.kind}: {outcome.violation.one_line()}")
         print(f"fuzz: shrunk to {outcome.spec!r} via {outcome.door}")
         print(f"fuzz: reproducer: {outcome.reproducer}")
         return 1

@@ -1,8 +1,10 @@
 """`python -m harness`: list cases, check one, and the catalog-wide commands.
 
-Exit codes follow `git bisect run`: 0 invariants hold, 1 violated (crash, error
-included), 125 cannot test here (unsupported operator, TVM missing), 2 usage,
-4 a bug in the harness itself.
+Exit codes follow `git bisect run`: 0 invariants hold (or every violation is a
+registered known issue, see cases/known_issues.toml; `--ignore-known` counts
+them), 1 violated (crash, error included) or a registered issue gone stale, 125
+cannot test here (unsupported operator, TVM missing), 2 usage, 4 a bug in the
+harness itself.
 """
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ import shlex
 import sys
 
 from harness.catalog import cases as catalog
+from harness.catalog import known_issues
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, PATH_NAMES, Options
 
-UNITS = {"extract": "tasks", "tune": "workloads", "compile": "code parts"}
 from harness.verdict import EXIT_INTERNAL, EXIT_USAGE, BadInput, Result
+
+UNITS = {"extract": "tasks", "tune": "workloads", "compile": "code parts"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,18 +110,24 @@ def cmd_check(args) -> int:
         raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}")
     on_event = None if args.quiet else progress_printer(case.id)
     result = run_isolated(args.case, options, timeout=args.timeout, on_event=on_event)
+    judgement = known_issues.judge(result)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+        print(json.dumps({**result.to_json(), "status": judgement.status}, indent=2))
     else:
         print(format_result(result))
+        for line in judgement.lines():
+            print(f"  {line}")
         if result.verdict != "pass":
             print(f"  reproduce: {reproduce_command(args.case, options, args.timeout)}")
+        if judgement.status == "known" and not args.ignore_known:
+            print("  every violation is a registered known issue: exit 0 "
+                  "(--ignore-known counts them)")
     if args.reduce and result.exit_code == 1:
         from harness.cli import reduce
         out_dir = args.out or os.path.join("reductions", os.path.basename(case.id))
         reduce.reduce_case(args.case, options, out_dir, args.budget, args.timeout,
                            args.resume, reproduce_command(args.case, options, args.timeout))
-    return result.exit_code
+    return result.exit_code if args.ignore_known else judgement.exit_code
 
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -163,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("case", metavar="CASE_OR_ONNX_PATH")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--ignore-known", action="store_true",
+                   help="exit 1 on registered known issues too (what a bisect asks)")
     add_check_options(p)
     p.add_argument("--reduce", action="store_true",
                    help="on a violation, reduce the input to a short reproducer (see `reduce`)")

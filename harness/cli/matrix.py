@@ -1,12 +1,22 @@
-"""`python -m harness matrix`: cases x version sets in one table, from cached environments."""
+"""`python -m harness matrix`: cases x version sets in one table, from cached environments.
+
+Writes matrix.md and matrix.html (one static page) to --out; exits like
+`report`: 0 when every non-pass cell is a registered known issue.
+"""
 from __future__ import annotations
 
+import json
+import os
 import sys
 
 from harness.catalog import cases as catalog
+from harness.catalog import known_issues
+from harness.cli import matrix_page
+from harness.cli.main import reproduce_command
+from harness.cli.report import exit_code_of
 from harness.versions import envs
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
-from harness.tvmapi.pipelines import Options
+from harness.tvmapi.pipelines import PATH_NAMES, Options
 from harness.verdict import BadInput
 
 
@@ -23,20 +33,54 @@ def cmd_matrix(args) -> int:
         raise BadInput(f"no case matches {' '.join(args.pattern)}")
     labels = [" ".join(f"{n.removeprefix('apache-')}=={v}" for n, v in sorted(s.items()))
               for s in sets]
-    table = {}
+    cells = {}
     for label, packages in zip(labels, sets):
         path = envs.ensure(packages, log=lambda t: print(t, file=sys.stderr, flush=True))
         envs.touch(path)
         for case in cases:
-            result = run_isolated(case.id, Options(layout=case.layout), timeout=args.timeout,
+            options = Options(layout=case.layout, path=args.path)
+            result = run_isolated(case.id, options, timeout=args.timeout,
                                   python=envs.python_of(path))
-            table[case.id, label] = result.verdict
-            print(f"[{label}] {case.id}: {result.verdict}", file=sys.stderr, flush=True)
-    print("| case | " + " | ".join(labels) + " |")
-    print("|---|" + "---|" * len(labels))
-    for case in cases:
-        print(f"| {case.id} | " + " | ".join(table[case.id, label] for label in labels) + " |")
-    return 0
+            cells[case.id, label] = cell_of(result, reproduce_command(case.id, options))
+            print(f"[{label}] {case.id}: {result.verdict} ({cells[case.id, label]['status']})",
+                  file=sys.stderr, flush=True)
+    case_ids = [case.id for case in cases]
+    table = markdown(case_ids, labels, cells)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "matrix.md"), "w") as handle:
+        handle.write(table + "\n")
+    with open(os.path.join(args.out, "matrix.json"), "w") as handle:
+        json.dump({"cases": case_ids, "sets": labels, "path": args.path,
+                   "cells": [{"case": c, "set": l, **cell} for (c, l), cell in cells.items()]},
+                  handle, indent=1)
+    page = os.path.join(args.out, "matrix.html")
+    with open(page, "w") as handle:
+        handle.write(matrix_page.render(case_ids, labels, cells, title=f"path {args.path}"))
+    print(f"matrix: {page}", file=sys.stderr)
+    return exit_code_of(list(cells.values()))
+
+
+def cell_of(result, command: str) -> dict:
+    """What one cell shows: verdict, known-issue status, size, time, the first violation."""
+    judgement = known_issues.judge(result)
+    first = result.violations[0] if result.violations else None
+    return {"verdict": result.verdict, "status": judgement.status, "tasks": result.tasks,
+            "seconds": round(sum(stage.seconds for stage in result.stages), 2),
+            "stage": first.stage if first else "", "pass": (first.pass_name or "") if first else "",
+            "detail": first.one_line() if first else "", "known": judgement.lines(),
+            "path": result.options.get("path", "extract"),
+            "reproduce": command if result.verdict != "pass" else ""}
+
+
+def markdown(case_ids: list[str], labels: list[str], cells: dict) -> str:
+    def text(cell):
+        mark = {"known": " (known)", "stale": " (stale)", "new": " (new)"}.get(cell["status"], "")
+        return f"{cell['verdict']}{mark}"
+    lines = ["| case | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
+    lines += [f"| {case} | " + " | ".join(text(cells[case, label]) for label in labels) + " |"
+              for case in case_ids]
+    return "\n".join(lines)
 
 
 def cmd_envs(args) -> int:
@@ -55,6 +99,8 @@ def register(sub) -> None:
     p.add_argument("pattern", nargs="+", help="case ids or globs")
     p.add_argument("--set", action="append", default=[], metavar="PKG==V,PKG==V",
                    help="one column: a version set (repeatable)")
+    p.add_argument("--path", choices=PATH_NAMES, default="extract")
+    p.add_argument("--out", default="reports", help="folder for matrix.md/.json/.html")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     p.set_defaults(func=cmd_matrix)
     p = sub.add_parser("envs", help="list or prune the cached environments")

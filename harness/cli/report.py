@@ -1,7 +1,10 @@
 """`python -m harness report`: run the catalog and write Markdown and JSON tables.
 
 Each finished case is appended to `rows.jsonl` at once, so an interrupted run
-keeps what it finished and `--resume` picks up from there.
+keeps what it finished and `--resume` picks up from there (rows are keyed by
+case x layout x path x target on the same TVM stack). Exit 0 when every
+non-pass row is a registered known issue, 1 on anything new or on a registered
+issue that no longer happens (stale: the registry must be updated).
 """
 from __future__ import annotations
 
@@ -12,18 +15,34 @@ import sys
 import time
 
 from harness.catalog import cases as catalog
+from harness.catalog import known_issues
 from harness.tvmapi import compat
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
-from harness.tvmapi.pipelines import Options
-from harness.verdict import Result
+from harness.tvmapi.pipelines import PATH_NAMES, Options
+from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, Result
 
 
 def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
+    judgement = known_issues.judge(result)
     return {"case": case.id, "tags": list(case.tags), "layout": result.options.get("layout"),
-            "verdict": result.verdict, "tasks": result.tasks, "wall_seconds": round(wall, 2),
-            "stages": {s.name: s.seconds for s in result.stages},
+            "path": result.options.get("path", "extract"), "target": result.options.get("target"),
+            "verdict": result.verdict, "status": judgement.status, "tasks": result.tasks,
+            "wall_seconds": round(wall, 2), "stages": {s.name: s.seconds for s in result.stages},
             "violations": [v.one_line() for v in result.violations],
+            "known": judgement.lines(),
             "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version}
+
+
+def row_key(row: dict) -> tuple:
+    return (row["case"], row.get("layout"), row.get("path", "extract"), row.get("target"))
+
+
+def exit_code_of(rows: list[dict]) -> int:
+    """0 when nothing is new or stale; a harness error anywhere wins (exit 4)."""
+    statuses = {row.get("status", row["verdict"]) for row in rows}
+    if "harness-error" in statuses:
+        return EXIT_INTERNAL
+    return EXIT_VIOLATED if statuses & {"new", "stale"} else EXIT_PASS
 
 
 def read_rows(path: str) -> list[dict]:
@@ -37,18 +56,24 @@ def markdown(rows: list[dict]) -> str:
     stage_names = []
     for row in rows:
         stage_names += [s for s in row["stages"] if s not in stage_names]
-    head = ["case", "verdict", "tasks", "wall s", *stage_names, "tvm", "tvm-ffi"]
+    head = ["case", "path", "verdict", "status", "tasks", "wall s", *stage_names, "tvm",
+            "tvm-ffi"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in sorted(rows, key=lambda r: r["case"]):
-        cells = [row["case"], row["verdict"], str(row["tasks"]), f"{row['wall_seconds']:.1f}"]
+    for row in sorted(rows, key=row_key):
+        cells = [row["case"], row.get("path", "extract"), row["verdict"],
+                 row.get("status", ""), str(row["tasks"]), f"{row['wall_seconds']:.1f}"]
         cells += [f"{row['stages'][s]:.2f}" if s in row["stages"] else "" for s in stage_names]
         cells += [str(row["tvm_version"]), str(row["tvm_ffi_version"])]
         lines.append("| " + " | ".join(cells) + " |")
     counts = {}
     for row in rows:
-        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+        status = row.get("status", row["verdict"])
+        counts[status] = counts.get(status, 0) + 1
     summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    problems = [f"- **{r['case']}**: {v}" for r in rows for v in r["violations"]]
+    problems = [f"- **{r['case']}** ({r.get('path', 'extract')}, {r.get('status', '')}): {v}"
+                for r in rows for v in r["violations"]]
+    problems += [f"- **{r['case']}**: {line}" for r in rows for line in r.get("known", [])
+                 if line.startswith("stale")]
     return "\n".join([f"# Extraction invariants: {len(rows)} cases ({summary})", "", *lines,
                       "", "## Violations", "", *(problems or ["none"]), ""])
 
@@ -66,14 +91,22 @@ def cmd_report(args) -> int:
     versions = compat.versions()
     done = {}
     if args.resume:
-        done = {r["case"]: r for r in read_rows(rows_path)
+        done = {row_key(r): r for r in read_rows(rows_path)
                 if r["tvm_version"] == versions["tvm_version"]
                 and r["tvm_ffi_version"] == versions["tvm_ffi_version"]}
     elif os.path.exists(rows_path):
         os.remove(rows_path)
     cases = [c for c in catalog.select(args.pattern or None)
              if args.all or not c.slow or args.pattern]
-    todo = [c for c in cases if c.id not in done]
+
+    def options_of(case) -> Options:
+        return Options(layout=args.layout or case.layout, target=args.target, path=args.path)
+
+    def key_of(case) -> tuple:
+        options = options_of(case)
+        return (case.id, options.layout, options.path, options.target)
+
+    todo = [c for c in cases if key_of(c) not in done]
     print(f"report: {len(cases)} cases, {len(done)} already done, {args.jobs} at a time",
           file=sys.stderr)
     rows = list(done.values())
@@ -81,8 +114,8 @@ def cmd_report(args) -> int:
 
     def one(case):
         t0 = time.monotonic()
-        options = Options(layout=args.layout or case.layout, target=args.target)
-        return case, run_isolated(case.id, options, timeout=args.timeout), time.monotonic() - t0
+        return (case, run_isolated(case.id, options_of(case), timeout=args.timeout),
+                time.monotonic() - t0)
 
     try:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool, \
@@ -93,8 +126,8 @@ def cmd_report(args) -> int:
                 row = row_of(case, result, wall)
                 sink.write(json.dumps(row) + "\n")
                 rows.append(row)
-                print(f"[{index}/{len(todo)}] {case.id}: {result.verdict} "
-                      f"({result.tasks} tasks, {wall:.1f} s)", file=sys.stderr, flush=True)
+                print(f"[{index}/{len(todo)}] {case.id}: {result.verdict} ({row['status']}, "
+                      f"{result.tasks} tasks, {wall:.1f} s)", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         print(f"report: interrupted; {len(rows)} rows kept in {rows_path} (--resume continues)",
               file=sys.stderr)
@@ -103,8 +136,11 @@ def cmd_report(args) -> int:
     write_tables(rows, args.out)
     print(f"report: {len(rows)} rows in {time.monotonic() - started:.0f} s -> "
           f"{os.path.join(args.out, 'report.md')}", file=sys.stderr)
-    bad = [r for r in rows if r["verdict"] not in ("pass", "unsupported")]
-    return 1 if bad else 0
+    for row in rows:
+        if row.get("status") in ("new", "stale", "harness-error"):
+            print(f"report: {row['status']}: {row['case']} ({row.get('path')}): {row['verdict']}",
+                  file=sys.stderr)
+    return exit_code_of(rows)
 
 
 def register(sub) -> None:
@@ -117,6 +153,8 @@ def register(sub) -> None:
     p.add_argument("--resume", action="store_true",
                    help="keep rows already in OUT/rows.jsonl for this TVM and run the rest")
     p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
+    p.add_argument("--path", choices=PATH_NAMES, default="extract",
+                   help="the path every case runs (see `check --help`)")
     p.add_argument("--target", default="llvm")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     p.set_defaults(func=cmd_report)

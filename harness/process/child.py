@@ -58,10 +58,10 @@ def run(spec_path: str, events_path: str) -> int:
         emit({"event": "bad-input", "message": str(exc)})
         return 2
     except compat.TVMUnavailable as exc:
-        result = Result(case=spec["case"], **compat.versions())
+        result = Result(case=spec["case"], options=spec["options"], **compat.versions())
         result.add(Violation("unsupported", "setup", "(tvm)", str(exc)))
     except Exception as exc:  # noqa: BLE001 - outside the runner: ours, whatever raised
-        result = Result(case=spec["case"], **compat.versions())
+        result = Result(case=spec["case"], options=spec["options"], **compat.versions())
         result.add(Violation("harness-error", "setup", "(harness)", classify.summary(exc)))
     emit({"event": "result", "result": result.to_json()})
     return 0

@@ -24,6 +24,8 @@ from harness import REPO_ROOT
 
 _servers: dict[tuple, "Server"] = {}
 _lock = threading.Lock()
+# Set per test item by pytest: keying on it would start one server (one TVM import) per item.
+_VOLATILE = ("PYTEST_CURRENT_TEST",)
 
 
 def enabled() -> bool:
@@ -96,6 +98,7 @@ class ForkedChild:
 
 def server_for(python: str, env: dict) -> Server | None:
     """The warm server for this interpreter and thread, started on first use."""
+    env = {name: value for name, value in env.items() if name not in _VOLATILE}
     key = (python, threading.get_ident(), tuple(sorted(env.items())))
     with _lock:
         server = _servers.get(key)

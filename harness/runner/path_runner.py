@@ -68,7 +68,9 @@ class PathRunner:
                  copiers: dict[str, roundtrip.Copier] | None = None, fail_fast: bool = False,
                  crash_input_path: str | None = None):
         self.options = options
-        self.fail_fast = fail_fast   # fuzzing: the first violation decides, skip the rest
+        # Fuzzing: the first violation decides, skip the rest. A callable decides which
+        # results count (the fuzzer passes over registered known issues).
+        self.fail_fast = fail_fast
         self.emit = emit
         self.copiers = dict(roundtrip.COPIERS if copiers is None else copiers)
         self.path: Path = build(options)
@@ -115,24 +117,24 @@ class PathRunner:
         self.source_fp = Fingerprint.of(source, with_json=True) if checks else None
         if checks:
             self._copies(result, source, "import", self.source_fp.json_text)
-            if self.fail_fast and result.violations:
+            if self._stop(result):
                 return result
         current, output, failed = source, None, False
         for stage in self.path.stages:
             output, failed = self._stage(result, stage, source, current)
-            if failed or (self.fail_fast and result.violations) or stage is self.path.final:
+            if failed or self._stop(result) or stage is self.path.final:
                 break
             if checks and full and output is not current:
                 self._copies(result, output, stage.name)
             current = output
-        if not failed and not (self.fail_fast and result.violations):
+        if not failed and not self._stop(result):
             self.outcome_signatures = self.path.summarize(output)
             result.tasks = len(self.outcome_signatures)
             if checks:
                 self._check_final(result, current, self.outcome_signatures)
                 if full:
                     self._check_source_copies(result, source, self.outcome_signatures)
-        if checks and not (self.fail_fast and result.violations):
+        if checks and not self._stop(result):
             self._check_source_json(result, source)
         return result
 
@@ -225,6 +227,11 @@ class PathRunner:
                                         classify.first_line(failure), *(running or (None, None))))
 
     # ---- oracles ---------------------------------------------------------------
+
+    def _stop(self, result: Result) -> bool:
+        if callable(self.fail_fast):
+            return self.fail_fast(result)
+        return bool(self.fail_fast and result.violations)
 
     def _violate(self, result: Result, violation: Violation) -> None:
         result.add(violation)

@@ -235,7 +235,7 @@ def checkout_env(source: str, build_dir: str, commit: str) -> dict:
 def _check_argv(args, python: str) -> list[str]:
     if args.check_command:
         return shlex.split(args.check_command)
-    argv = [python, "-m", "harness", "check", args.case, "--quiet"]
+    argv = [python, "-m", "harness", "check", args.case, "--quiet", "--ignore-known"]
     argv += ["--layout", args.layout] if args.layout else []
     argv += ["--path", args.path] if getattr(args, "path", None) else []
     return argv

@@ -1,0 +1,136 @@
+"""The known-issue registry: which entry explains a violation, and when an entry is stale.
+
+Registry logic only (results built by hand, no TVM); the real registry is
+exercised by the catalog items and by tests/test_reproducers.py.
+"""
+import pytest
+
+from harness.catalog import known_issues
+from harness.cli.report import exit_code_of
+from harness.verdict import BadInput, Result, Violation
+
+REGISTRY = """
+[[issue]]
+case = "*"
+path = "extract"
+stage = "zero-pipeline"
+pass = "tirx.AnnotateEntryFunc"
+verdict = "mutated"
+strict = false
+reference = "lenient, every case"
+
+[[issue]]
+case = "yolo*"
+tvm = ">=0.27"
+path = "extract"
+stage = "zero-pipeline"
+pass = "tirx.AnnotateEntryFunc"
+verdict = "mutated"
+reference = "strict, yolo"
+
+[[issue]]
+case = "conv-sum-nhwc"
+layout = "nhwc"
+stage = "convert-layout"
+verdict = "error"
+reference = "ConvertLayout on Sum"
+"""
+STACK = {"tvm_version": "0.27.0.post1", "tvm_ffi_version": "0.1.14.post1"}
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    path = tmp_path / "known_issues.toml"
+    path.write_text(REGISTRY)
+    entries = known_issues.registry(str(path))
+    monkeypatch.setattr(known_issues, "registry", lambda: entries)
+    return entries
+
+
+def result(case, *violations, layout="nchw", path="extract", **options):
+    out = Result(case=case, options={"layout": layout, "path": path, **options}, **STACK)
+    for violation in violations:
+        out.add(violation)
+    return out
+
+
+def annotate(pass_name="tirx.AnnotateEntryFunc", stage="zero-pipeline"):
+    return Violation("mutated", stage, "(pass input)", "rebound in place", pass_name, 7)
+
+
+def test_most_specific_entry_explains(registry):
+    judgement = known_issues.judge(result("yolov3-tiny", annotate()))
+    assert judgement.status == "known" and judgement.exit_code == 0
+    assert judgement.known[0][1].reference == "strict, yolo"   # not the first in the file
+
+
+def test_same_kind_at_another_pass_is_news(registry):
+    # The seeded fault this oracle alone catches: a mutation by another pass must not
+    # hide behind the registered one.
+    judgement = known_issues.judge(result("yolov3-tiny", annotate(),
+                                          annotate(pass_name="relax.FoldConstant")))
+    assert judgement.status == "new" and judgement.exit_code == 1
+    assert [v.pass_name for v in judgement.unknown] == ["relax.FoldConstant"]
+
+
+def test_strict_entry_that_no_longer_happens_is_stale(registry):
+    judgement = known_issues.judge(result("yolov3-tiny"))
+    assert judgement.status == "stale" and judgement.exit_code == 1
+    assert "strict, yolo" in judgement.lines()[0]
+
+
+def test_lenient_entry_is_never_stale(registry):
+    assert known_issues.judge(result("Conv2d")).status == "pass"
+    assert known_issues.judge(result("Conv2d", annotate())).status == "known"
+
+
+def test_scope_is_case_stack_layout_and_path(registry):
+    error = Violation("error", "convert-layout", "(exception)", "Invalid SLayout")
+    assert known_issues.judge(result("conv-sum-nhwc", error, layout="nhwc")).status == "known"
+    assert known_issues.judge(result("conv-sum-nhwc", error, layout="nchw")).status == "new"
+    assert known_issues.judge(result("yolov3-tiny", annotate(), path="compile")).status == "new"
+    older = result("yolov3-tiny", annotate())
+    older.tvm_version = "0.26.0"
+    assert known_issues.judge(older).known[0][1].reference == "lenient, every case"
+    source_build = result("yolov3-tiny", annotate())
+    source_build.tvm_version = "git:5d4dc8721307"     # in no release range
+    assert known_issues.judge(source_build).known[0][1].reference == "lenient, every case"
+
+
+def test_incomplete_or_injected_runs_do_not_make_entries_stale(registry):
+    crash = result("yolov3-tiny", Violation("crash", "zero-pipeline", "(process)", "SIGSEGV"))
+    assert known_issues.judge(crash).stale == [] and known_issues.judge(crash).status == "new"
+    injected = result("yolov3-tiny", inject_pass="tests/seeded.py:mutate_in_place")
+    assert known_issues.judge(injected).status == "pass"
+
+
+def test_kinds_restrict_what_an_item_judges(registry):
+    judgement = known_issues.judge(result("yolov3-tiny"), kinds=("lossy-roundtrip",))
+    assert judgement.status == "pass"   # the mutation entry belongs to the other invariant
+
+
+def test_harness_error_is_exit_4_even_when_the_rest_is_known(registry):
+    broken = result("yolov3-tiny", annotate(),
+                    Violation("harness-error", "setup", "(harness)", "KeyError"))
+    assert known_issues.judge(broken).exit_code == 4
+    assert exit_code_of([{"verdict": "mutated", "status": "known"},
+                         {"verdict": "harness-error", "status": "harness-error"}]) == 4
+    assert exit_code_of([{"verdict": "mutated", "status": "known"},
+                         {"verdict": "pass", "status": "pass"}]) == 0
+    assert exit_code_of([{"verdict": "pass", "status": "stale"}]) == 1
+
+
+def test_a_malformed_entry_is_refused_with_its_place(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[[issue]]\ncase = "x"\nverdict = "mutated"\nreference = "r"\nstgae = "y"\n')
+    with pytest.raises(BadInput, match="issue #1"):
+        known_issues.registry(str(path))
+
+
+def test_every_registered_reproducer_exists():
+    import os
+    from harness.catalog.cases import CASES_DIR
+    missing = [issue.reproducer for issue in known_issues.registry()
+               if issue.reproducer and not os.path.exists(os.path.join(CASES_DIR, issue.reproducer))]
+    assert not missing
+    assert all(issue.reproducer for issue in known_issues.registry()), "every finding has one"
