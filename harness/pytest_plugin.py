@@ -60,6 +60,8 @@ def pytest_generate_tests(metafunc):
             marks = [pytest.mark.xdist_group(f"{case.id}-{path}")]
             if case.slow or path == "tune":
                 marks.append(pytest.mark.slow)
+            if "nightly" in case.tags:     # outside the onnx-node default sample
+                marks.append(pytest.mark.nightly)
             suffix = "" if path == "extract" else f"-{path}"
             for invariant in INVARIANTS:
                 params.append(pytest.param(case, path, invariant, marks=marks,

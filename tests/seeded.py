@@ -109,3 +109,16 @@ def drop_a_primfunc(mod):
         return copy
     kept = {gv: func for gv, func in copy.functions.items() if not gv.same_as(victims[0])}
     return tvm.ir.IRModule(kept, attrs=copy.attrs)
+
+
+def respan_copy(mod):
+    """A JSON copy that differs from the original only in a span: structurally equal, every
+    attrs field equal; only the total JSON comparison can see it."""
+    return respan_in_place(tvm.ir.load_json(tvm.ir.save_json(mod)))
+
+
+def faulty_tvmscript(mod):
+    """A TVMScript printer that flips a conv's data_layout in the text: the JSON copiers stay
+    right, only the third copier goes through it."""
+    text = mod.script(show_meta=True).replace('data_layout="NCHW"', 'data_layout="NHWC"', 1)
+    return tvm.script.from_source(text)

@@ -14,6 +14,7 @@ import zipfile
 import pytest
 
 from harness.versions import bisect as bisect_mod
+from harness.versions import envs as envs_mod
 from helpers import ROOT
 
 TOY = "harness-toy-tvm"
@@ -119,3 +120,61 @@ def test_git_bisect_run_with_bisect_step_finds_the_seeded_commit(tmp_path):
     proc = subprocess.run(["git", "-C", str(repo), "bisect", "run", *step], capture_output=True,
                           text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
     assert f"{shas[4]} is the first bad commit" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_broken_step_is_never_stored_so_a_rerun_probes_it_again(tmp_path):
+    outcome = {"1": "good", "2": "good", "3": "broken", "4": "bad", "5": "bad"}
+    probes = []
+
+    def probe(version):
+        probes.append(version)
+        return bisect_mod.Step(version, outcome[version], 0, 1.0, False, "index unreachable")
+
+    state = bisect_mod.State(str(tmp_path / "s.json"))
+    with pytest.raises(bisect_mod.StepBroken):
+        bisect_mod.search(list(outcome), probe, state)
+    assert "3" not in bisect_mod.State(state.path).steps       # nothing stored for it
+    outcome["3"] = "bad"                                         # the user fixed the cause
+    probes.clear()
+    state = bisect_mod.State(state.path)
+    assert bisect_mod.search(list(outcome), probe, state)[0] == "3"
+    assert probes[0] == "3"                                      # re-probed, ends reused
+
+
+def test_an_unreachable_index_is_a_broken_step_not_an_untestable_release(monkeypatch):
+    from harness.versions import envs
+
+    def unreachable(*args, **kwargs):
+        raise envs.TransientFailure("cannot reach the package index: NewConnectionError")
+    monkeypatch.setattr(envs, "ensure", unreachable)
+    monkeypatch.setattr(envs, "lookup", lambda packages: None)
+    probe = bisect_mod.make_probe("apache-tvm", {}, ["true"], 10, (), lambda text: None)
+    assert probe("0.26.0").result == bisect_mod.BROKEN
+
+
+def test_pip_output_is_told_apart_transient_or_not():
+    from harness.versions import envs
+    assert envs._TRANSIENT.search("WARNING: Retrying ... NewConnectionError(...)")
+    assert not envs._TRANSIENT.search("ERROR: No matching distribution found for x==9")
+
+
+@pytest.mark.needs_env
+def test_two_processes_building_one_environment_at_once_share_it(tmp_path):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "1.0")
+    env = dict(os.environ, PIP_FIND_LINKS=str(wheels), HARNESS_CACHE=str(tmp_path / "cache"),
+               PYTHONPATH=ROOT, PIP_NO_INDEX="1")
+    code = ("import sys; from harness.versions import envs; "
+            f"print(envs.ensure({{'{TOY}': '1.0'}}, log=lambda t: print(t), extra=()))")
+    both = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env=env) for _ in range(2)]
+    outputs = [proc.communicate(timeout=300)[0] for proc in both]
+    assert [proc.returncode for proc in both] == [0, 0]
+    paths = {out.strip().splitlines()[-1] for out in outputs}
+    assert len(paths) == 1
+    assert sum("building environment" in out for out in outputs) == 1   # built once
+    (path,) = paths
+    assert os.path.exists(os.path.join(path, envs_mod.READY))
+    leftovers = [n for n in os.listdir(os.path.dirname(path)) if ".building-" in n]
+    assert leftovers == []

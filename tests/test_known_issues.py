@@ -133,4 +133,8 @@ def test_every_registered_reproducer_exists():
     missing = [issue.reproducer for issue in known_issues.registry()
                if issue.reproducer and not os.path.exists(os.path.join(CASES_DIR, issue.reproducer))]
     assert not missing
-    assert all(issue.reproducer for issue in known_issues.registry()), "every finding has one"
+    # Every bug this harness found (not a documented frontend limitation) has a reproducer.
+    findings = [issue for issue in known_issues.registry()
+                if issue.reference.startswith("not yet reported upstream")]
+    assert findings and all(issue.reproducer for issue in findings), \
+        [issue.reference for issue in findings if not issue.reproducer]

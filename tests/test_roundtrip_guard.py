@@ -52,3 +52,54 @@ def test_copy_that_changes_a_field_is_lossy_with_the_path():
 def test_real_copiers_are_lossless_and_extract_the_same_tasks():
     result = run_in_process(full_copies=True)
     assert result.verdict == "pass", result.violations
+
+
+def test_span_only_difference_is_seen_by_the_total_json_check_alone():
+    result = run_in_process(copiers={"deepcopy": compat.deepcopy, "json": seeded.respan_copy})
+    assert result.verdict == "lossy-roundtrip", result.violations
+    (violation,) = result.violations
+    assert violation.path == "(json text)" and "json copy" in violation.detail
+    assert "span" in violation.detail, violation.detail   # the field is named
+    assert [c.verdict for c in result.copiers if c.name == "deepcopy"] == ["pass", "pass"]
+
+
+def test_tvmscript_fault_is_seen_by_the_third_copier_alone():
+    result = run_in_process(copiers={"deepcopy": compat.deepcopy, "json":
+                                     lambda mod: compat.load_json(compat.save_json(mod)),
+                                     "tvmscript": seeded.faulty_tvmscript})
+    assert result.verdict == "lossy-roundtrip", result.violations
+    assert {v.detail.split()[0] for v in result.violations} == {"tvmscript"}, result.violations
+    assert all(c.verdict == "pass" for c in result.copiers if c.name != "tvmscript")
+
+
+def test_the_real_tvmscript_copier_is_lossless_here():
+    result = run_in_process()
+    (record,) = [c for c in result.copiers if c.name == "tvmscript"]
+    assert record.verdict == "pass" and result.verdict == "pass", result.violations
+
+
+def test_a_copier_that_cannot_carry_the_module_is_unsupported_not_a_verdict():
+    def refuses(mod):
+        raise compat.CopierUnsupported("TVMScript cannot print it: seeded construct")
+    result = run_in_process(copiers={"deepcopy": compat.deepcopy, "tvmscript": refuses})
+    assert result.verdict == "pass", result.violations
+    (record,) = [c for c in result.copiers if c.name == "tvmscript"]
+    assert record.verdict == "unsupported" and "seeded construct" in record.detail
+
+
+@pytest.mark.parametrize("left, right", [(1, 1.0), (1, True), (0.0, -0.0)])
+def test_field_compare_is_exact(left, right):
+    """1, 1.0 and True are == in Python; 0.0 == -0.0. The field compare tells them apart."""
+    make = compat.tvm().ir.make_node
+    original = make("ir.DictAttrs", x=left)
+    copy = make("ir.DictAttrs", x=right)
+    found = fieldwise.compare_attrs(original, copy)
+    assert found is not None and found[0] == "__dict__[x]", found
+    assert fieldwise.compare_attrs(original, make("ir.DictAttrs", x=left)) is None
+
+
+def test_nan_payloads_compare_by_bits():
+    import struct
+    quiet = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000000))[0]
+    payload = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000001))[0]
+    assert fieldwise._same(quiet, quiet) and not fieldwise._same(quiet, payload)

@@ -25,7 +25,7 @@ CASES_DIR = os.environ.get("HARNESS_CASES", os.path.join(REPO_ROOT, "cases"))
 @dataclasses.dataclass(frozen=True)
 class Case:
     id: str
-    source: str                  # darknet:..., builder:..., onnx-wheel:..., file:...
+    source: str                  # darknet:, builder:, onnx-wheel:, onnx-node:, file:
     tags: tuple[str, ...] = ()
     layout: str = "nchw"
 
@@ -43,6 +43,9 @@ class Case:
             return getattr(_handwritten(), ref)()
         if kind == "onnx-wheel":
             return onnx.load(os.path.join(onnx_data_dir(), ref))
+        if kind == "onnx-node":
+            from harness.catalog import onnx_node
+            return onnx.load(onnx_node.model_path(ref))
         if kind == "file":
             return load_onnx_file(ref)
         raise BadInput(f"case {self.id}: unknown source kind {kind!r}")
@@ -90,6 +93,8 @@ def load_onnx_file(path: str) -> onnx.ModelProto:
 
 
 def _discover(rule: dict, slow: set[str]) -> list[Case]:
+    if rule.get("generated") == "onnx-node":
+        return _discover_onnx_node(rule, slow)
     base = os.path.join(onnx_data_dir(), rule["dir"])
     if not os.path.isdir(base):
         return []
@@ -110,6 +115,30 @@ def _discover(rule: dict, slow: set[str]) -> list[Case]:
             tags = _tags(rule.get("tags", []), variant, slow)
             found.append(Case(variant, source, tags + (("layout",) if layout != "nchw" else ()),
                               layout))
+    return found
+
+
+def _discover_onnx_node(rule: dict, slow: set[str]) -> list[Case]:
+    """The ONNX project's node tests whose operator touches layout; outside the rule's
+    `default` selection they are tagged `nightly` (the default run takes a sample)."""
+    from harness.catalog import onnx_node
+    wanted, default = set(rule.get("ops", [])), set(rule.get("default", []))
+    found = []
+    for name, ops in sorted(onnx_node.manifest().items()):
+        # `_expanded` variants run the same test through the op's function body: other ops.
+        if "_expanded" in name or (wanted and not wanted & set(ops)):
+            continue
+        case_id = "node-" + name.removesuffix(".onnx").removeprefix("test_")
+        for layout in rule.get("layouts", ["nchw"]):
+            variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
+            tags = _tags(rule.get("tags", []), variant, slow)
+            tags += (("layout",) if layout != "nchw" else ()) + \
+                (() if case_id in default else ("nightly",))
+            found.append(Case(variant, "onnx-node:" + name, tags, layout))
+    unknown = default - {case.id for case in found}
+    if unknown:
+        raise BadInput(f"catalog.toml: the onnx-node default selection names unknown cases "
+                       f"{sorted(unknown)}")
     return found
 
 

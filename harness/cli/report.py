@@ -97,7 +97,7 @@ def cmd_report(args) -> int:
     elif os.path.exists(rows_path):
         os.remove(rows_path)
     cases = [c for c in catalog.select(args.pattern or None)
-             if args.all or not c.slow or args.pattern]
+             if args.all or args.pattern or not (c.slow or "nightly" in c.tags)]
 
     def options_of(case) -> Options:
         return Options(layout=args.layout or case.layout, target=args.target, path=args.path)
@@ -149,7 +149,7 @@ def register(sub) -> None:
     p.add_argument("--out", default="reports", help="output folder (default ./reports)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="cases checked at once (default: one per core)")
-    p.add_argument("--all", action="store_true", help="include cases tagged slow")
+    p.add_argument("--all", action="store_true", help="include cases tagged slow or nightly")
     p.add_argument("--resume", action="store_true",
                    help="keep rows already in OUT/rows.jsonl for this TVM and run the rest")
     p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)

@@ -78,7 +78,10 @@ def _fields_strategy(type_key: str):
     return [name for name, _ in fields], st.fixed_dictionaries(parts)
 
 
-COPIERS = tuple(roundtrip.COPIERS.items())   # the same two copiers as for modules
+# The JSON copiers: TVMScript prints modules and functions, not a standalone attrs object
+# (measured: "'Conv2DAttrs' object has no attribute 'script'"); it meets attrs inside modules.
+COPIERS = tuple((name, copier) for name, copier in roundtrip.COPIERS.items()
+                if name in roundtrip.EXACT_JSON)
 
 
 def round_trip_difference(obj, copiers=COPIERS) -> str | None:

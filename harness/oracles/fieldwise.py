@@ -5,19 +5,36 @@ field added to any attrs type upstream is compared without editing this file.
 """
 from __future__ import annotations
 
+import struct
+
 from harness.tvmapi import compat
 
 _MISSING = object()
 
 
+def _kind(value) -> type:
+    """The scalar kind, whatever class carries it (tvm_ffi's String is a str)."""
+    for kind in (bool, int, float, str, bytes):
+        if isinstance(value, kind):
+            return kind
+    return type(value)
+
+
 def _same(a, b) -> bool:
+    """Exact: 1, 1.0 and True differ (kind), 0.0 and -0.0 differ, NaNs compare by bits."""
     if compat.is_object(a) or compat.is_object(b):
         if not (compat.is_object(a) and compat.is_object(b)):
             return False
         return compat.structural_equal(a, b)
-    if isinstance(a, dict) and isinstance(b, dict):
+    if _kind(a) is not _kind(b):
+        return False
+    if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b or (a != a and b != b)  # NaN equals NaN here
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    return a == b
 
 
 def _read(obj, name):

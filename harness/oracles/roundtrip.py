@@ -1,8 +1,15 @@
 """Invariant 2: a copy of a module is the module, field for field.
 
-The copiers are the two ways users copy modules: `copy.deepcopy` (which TVM
-implements through JSON) and an explicit save_json/load_json. A copier that
-raises is itself a violation: that was the seed bug ("cannot find field axis").
+The copiers: the two ways users copy modules, `copy.deepcopy` (which TVM
+implements through JSON) and an explicit save_json/load_json, and a third one
+that does not share their serializer, TVMScript print -> parse. A JSON copier
+that raises is itself a violation: that was the seed bug ("cannot find field
+axis"); TVMScript refusing a module is `unsupported` for that copier only.
+
+Three comparisons, each catching what the others cannot: structural equality
+(the first mismatching access path), every attrs field exactly (1, 1.0 and True
+differ; so do 0.0 and -0.0), and for the JSON copiers the copy's own save_json
+text against the original's (it sees fields structural equality skips: spans).
 """
 from __future__ import annotations
 
@@ -19,20 +26,32 @@ def json_roundtrip(mod):
     return compat.load_json(compat.save_json(mod))
 
 
-COPIERS: dict[str, Copier] = {"deepcopy": compat.deepcopy, "json": json_roundtrip}
+COPIERS: dict[str, Copier] = {"deepcopy": compat.deepcopy, "json": json_roundtrip,
+                              "tvmscript": compat.tvmscript_copy}
+# Copies that must reproduce the original's JSON text exactly (same serializer). A
+# TVMScript copy re-creates spans and shares small nodes differently: not comparable.
+EXACT_JSON = ("deepcopy", "json")
+Unsupported = compat.CopierUnsupported
 
 
 def copy_with(name: str, copier: Copier, mod, stage: str):
-    """(copy, None) or (None, violation) when the copier itself fails."""
+    """(copy, None) or (None, violation) when the copier itself fails.
+
+    Raises `Unsupported` when the copier cannot carry this module at all.
+    """
     try:
         return copier(mod), None
+    except Unsupported:
+        raise
     except Exception as exc:  # noqa: BLE001 - TVM raises many error types
         return None, Violation("lossy-roundtrip", stage, f"({name})",
                                f"{name} copy failed: {type(exc).__name__}: {exc}".strip())
 
 
-def compare(original, copy, name: str, stage: str) -> Violation | None:
-    """First difference between a module and its copy: structure, then attrs fields."""
+def compare(original, copy, name: str, stage: str,
+            original_json: str | None = None) -> Violation | None:
+    """First difference between a module and its copy: structure, attrs fields, then
+    (given the original's JSON text, for a JSON copier) the whole JSON text."""
     path = compat.first_mismatch(original, copy)
     if path is not None:
         return Violation("lossy-roundtrip", stage, path,
@@ -41,4 +60,51 @@ def compare(original, copy, name: str, stage: str) -> Violation | None:
     if found is not None:
         where, detail = found
         return Violation("lossy-roundtrip", stage, where, f"{name} copy: {detail}")
+    if original_json is not None and name in EXACT_JSON:
+        copy_json = compat.save_json(copy)
+        if copy_json != original_json:
+            return Violation("lossy-roundtrip", stage, "(json text)",
+                             f"{name} copy is structurally equal but its JSON differs: "
+                             f"{json_difference(original_json, copy_json)}")
     return None
+
+
+def json_difference(left: str, right: str) -> str:
+    """The access path where two TVM JSON graphs first differ, walking both from the root.
+
+    In the graph, an object node's fields (and an array's items) are node indices;
+    "int"/"float"/"bool" nodes and strings carry their value inline.
+    """
+    import json
+    a, b = json.loads(left), json.loads(right)
+    nodes_a, nodes_b, seen = a.get("nodes", []), b.get("nodes", []), set()
+
+    def walk(index_a, index_b, path):
+        if (index_a, index_b) in seen:
+            return None
+        seen.add((index_a, index_b))
+        node_a, node_b = nodes_a[index_a], nodes_b[index_b]
+        if node_a.get("type") != node_b.get("type"):
+            return f"{path}: {node_a.get('type')} became {node_b.get('type')}"
+        data_a, data_b = node_a.get("data"), node_b.get("data")
+        if node_a.get("type") in ("int", "float", "bool", "ffi.String", "ir.SourceName") or \
+                not isinstance(data_a, (dict, list)):
+            return None if data_a == data_b else f"{path}: {data_a!r:.80} became {data_b!r:.80}"
+        if isinstance(data_a, dict) and isinstance(data_b, dict):
+            items = [(f"{path}.{key}", data_a.get(key), data_b.get(key))
+                     for key in sorted(data_a.keys() | data_b.keys())]
+        elif isinstance(data_a, list) and isinstance(data_b, list) and len(data_a) == len(data_b):
+            items = [(f"{path}[{i}]", x, y) for i, (x, y) in enumerate(zip(data_a, data_b))]
+        else:
+            return f"{path}: {data_a!r:.80} became {data_b!r:.80}"
+        for sub, x, y in items:
+            if isinstance(x, int) and isinstance(y, int) and not isinstance(x, bool):
+                found = walk(x, y, sub)
+            else:
+                found = None if x == y else f"{sub}: {x!r:.80} became {y!r:.80}"
+            if found:
+                return found
+        return None
+
+    found = walk(a.get("root_index", 0), b.get("root_index", 0), "<root>")
+    return found or "the graphs are equal; the texts differ in their metadata or layout"

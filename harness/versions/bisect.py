@@ -103,11 +103,18 @@ def search(candidates: list[str], probe: Callable[[str], Step], state: State,
     """
     def decide(version: str) -> str:
         cached = version in state.steps
-        if not cached:
-            state.record(probe(version))
-        step = state.steps[version]
+        if cached:
+            step = state.steps[version]
+        else:
+            step = probe(version)
+            # A broken step (harness bug, index unreachable) says nothing about the
+            # release: never stored, so a rerun after the fix probes it again.
+            if step.result != BROKEN:
+                state.record(step)
         log(f"  {version}: {step.result}{' (decided earlier)' if cached else ''}"
             f"{' - ' + step.summary if step.summary else ''}")
+        if step.result == BROKEN:
+            raise StepBroken(step)
         return step.result
 
     ends = decide(candidates[0]), decide(candidates[-1])
@@ -122,8 +129,6 @@ def search(candidates: list[str], probe: Callable[[str], Step], state: State,
         mid = open_[len(open_) // 2]
         log(f"bisect: {hi - lo - 1} candidates left between {candidates[lo]} and {candidates[hi]}")
         result = decide(candidates[mid])
-        if result == BROKEN:
-            raise StepBroken(state.steps[candidates[mid]])
         if result == GOOD:
             lo = mid
         elif result == BAD:
@@ -156,6 +161,9 @@ def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: 
         built = envs.lookup(packages) is None
         try:
             path = envs.ensure(packages, log=log, extra=extra_packages)
+        except envs.TransientFailure as exc:   # the index, not the release: stop, keep nothing
+            return Step(version, BROKEN, EXIT_CANNOT_TEST, round(time.monotonic() - started, 1),
+                        built, str(exc))
         except BadInput as exc:   # pip cannot install this set: untestable, not bad
             return Step(version, SKIP, EXIT_CANNOT_TEST, round(time.monotonic() - started, 1),
                         built, str(exc))

@@ -191,17 +191,26 @@ def configure(source: str, build_dir: str, cmake: str, ninja: str, llvm_config: 
 
 
 def build(build_dir: str, ninja: str, jobs: int) -> bool:
-    """ninja; False when this commit does not compile (git then skips it)."""
-    proc = subprocess.run([ninja, "-C", build_dir, f"-j{jobs}"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0:
-        failed = [line for line in proc.stdout.splitlines() if line.startswith("FAILED")]
-        log(f"build failed: {failed[0] if failed else proc.stdout.splitlines()[-1:]}")
-        tail = "\n".join(proc.stdout.splitlines()[-20:])
-        print(tail, file=sys.stderr)
+    """ninja, its progress on stderr; False when this commit does not compile (git skips it)."""
+    proc = subprocess.Popen([ninja, "-C", build_dir, f"-j{jobs}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+    tail, failed, done, total, shown = [], [], 0, 0, (0, time.monotonic())
+    for line in proc.stdout:
+        tail = (tail + [line.rstrip()])[-40:]
+        if line.startswith("FAILED"):
+            failed.append(line.strip())
+        match = re.match(r"^\[(\d+)/(\d+)\]", line)
+        if match:
+            done, total = int(match.group(1)), int(match.group(2))
+            # A line per 5 % or per minute: a full TVM build runs for an hour or more.
+            if done * 20 // total > shown[0] * 20 // total or time.monotonic() - shown[1] > 60:
+                log(f"ninja: {done}/{total} steps")
+                shown = (done, time.monotonic())
+    if proc.wait() != 0:
+        log(f"build failed: {failed[0] if failed else tail[-1:]}")
+        print("\n".join(tail[-20:]), file=sys.stderr)
         return False
-    steps = re.findall(r"^\[(\d+)/(\d+)\]", proc.stdout, re.M)
-    log(f"ninja: {steps[-1][1] + ' steps run' if steps else 'nothing to do'}")
+    log(f"ninja: {f'{total} steps run' if total else 'nothing to do'}")
     return True
 
 
@@ -226,8 +235,8 @@ def checkout_env(source: str, build_dir: str, commit: str) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, python_dir) if p)
     env["TVM_LIBRARY_PATH"] = os.path.join(build_dir, "lib")
     # compat.tvm() asserts the provenance and versions() records the commit.
-    env["HARNESS_TVM_SOURCE"] = python_dir
-    env["HARNESS_TVM_BUILD"] = os.path.join(build_dir, "lib")
+    env["HARNESS_EXPECT_TVM_PYTHON"] = python_dir
+    env["HARNESS_EXPECT_TVM_LIB"] = os.path.join(build_dir, "lib")
     env["HARNESS_TVM_COMMIT"] = commit
     return env
 

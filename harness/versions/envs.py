@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,17 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+class TransientFailure(BadInput):
+    """pip could not reach the package index: nothing is known about the version set."""
+
+
+# What pip prints when the index, not the version set, is the problem.
+_TRANSIENT = re.compile(r"Could not fetch URL|NewConnectionError|Max retries exceeded|"
+                        r"Temporary failure in name resolution|Network is unreachable|"
+                        r"Connection (refused|reset|aborted)|timed out|ReadTimeoutError|"
+                        r"HTTP error 5\d\d", re.I)
+
+
 def ensure(packages: dict[str, str], log=None, extra: tuple[str, ...] = BASE_PACKAGES) -> str:
     """Path of a ready environment with exactly these versions, built if missing.
 
@@ -108,6 +120,9 @@ def _ensure(env_key: str, packages: dict, install: list[str], label: str, log) -
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 last = (proc.stderr.strip().splitlines() or ["pip failed"])[-1]
+                if _TRANSIENT.search(proc.stderr):
+                    raise TransientFailure(f"cannot reach the package index to install "
+                                           f"{label}: {last} (retry when it is reachable)")
                 raise BadInput(f"cannot install {label}: {last}")
             with open(os.path.join(building, READY), "w") as handle:
                 json.dump({"packages": packages, "label": label,

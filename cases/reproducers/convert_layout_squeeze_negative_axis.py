@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""error at stage convert-layout, pass ConvertLayout (#1) (tvm-extraction-harness)
+
+Seen:        error at stage convert-layout, pass ConvertLayout (#1): (exception): InternalError: std::bad_alloc
+On:          apache-tvm 0.27.0.post1 / apache-tvm-ffi 0.1.14.post1
+Produced by: python -m harness reduce node-squeeze_negative_axes-nhwc --path extract --layout nhwc
+Input:       1 ONNX nodes -> 1 nodes, 12 lines of TVMScript (2 candidates, 4 s)
+Run:         python repro.py   (exit 1: reproduces, 0: does not, 2: cannot run here)
+"""
+import sys
+
+try:
+    import tvm
+    import tvm_ffi
+    from tvm import relax
+except ImportError as exc:  # not "reproduces": this python cannot run the check at all
+    print(f"cannot run here: {exc}; use a python with apache-tvm")
+    sys.exit(2)
+
+SCRIPT = r"""
+# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 1, 5), dtype="float32")) -> R.Tensor((1, 3, 5), dtype="float32"):
+        R.func_attr({"num_input": 1})
+        with R.dataflow():
+            gv: R.Tensor((1, 3, 5), dtype="float32") = R.squeeze(x, axis=[-2])
+            R.output(gv)
+        return gv
+"""
+
+
+def load():
+    return tvm.script.from_source(SCRIPT)
+
+
+TARGET = tvm.target.Target({'kind': 'llvm', 'num-cores': 2})
+# The extract path up to the failing stage, each stage as the harness runs it.
+STAGES = [
+    ('convert-layout', lambda mod: relax.transform.ConvertLayout({'relax.nn.conv2d': ['NHWC', 'OHWI']})(mod)),
+]
+
+
+def run(mod, until, check=False):
+    """The stages before `until`; with check, `until` alone, under TVM's immutability check."""
+    if check:
+        with tvm.transform.PassContext(opt_level=3, config={"testing.immutable_module": True}):
+            return dict(STAGES)[until](mod)
+    with tvm.transform.PassContext(opt_level=3):
+        for name, stage in STAGES:
+            if name == until:
+                break
+            mod = stage(mod)
+    return mod
+
+
+def main():
+    mod = run(load(), 'convert-layout')
+    try:
+        run(mod, 'convert-layout', check=True)
+    except Exception as exc:  # noqa: BLE001 - TVM's failure is what this reproduces
+        print(f"reproduces: convert-layout raised {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        return 1
+    print("does not reproduce")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""bisect-step's own build flow on toy CMake checkouts: what aborts (128), what skips (125).
+
+A toy stands in for apache/tvm here (CI cannot build TVM in its time); the real
+build is the nightly test at the bottom, run when HARNESS_TVM_SOURCE points at a
+checkout. The toy has TVM's shape where the step looks: a CMake project with
+3rdparty/tvm-ffi and its dlpack / libbacktrace present.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harness.versions import commit_step
+from helpers import ROOT
+
+GOOD_C = "int tvm_answer(void) { return 42; }\n"
+BROKEN_C = "int tvm_answer(void) { return 42 }\n"     # a commit that does not compile
+CMAKE = "cmake_minimum_required(VERSION 3.16)\nproject(toytvm C)\nadd_library(toytvm SHARED answer.c)\n"
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def _fake_llvm_config(folder, version):
+    path = folder / "llvm-config-fake"
+    path.write_text(f"#!/bin/sh\necho {version}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture
+def toy(tmp_path):
+    repo = tmp_path / "toytvm"
+    for sub in ("3rdparty/tvm-ffi/3rdparty/dlpack", "3rdparty/tvm-ffi/3rdparty/libbacktrace"):
+        (repo / sub).mkdir(parents=True)
+        (repo / sub / "README").write_text("vendored\n")
+    (repo / "CMakeLists.txt").write_text(CMAKE)
+    (repo / "answer.c").write_text(GOOD_C)
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.invalid")
+    _git(repo, "config", "user.name", "t")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "good")
+    return repo
+
+
+def _step(repo, tmp_path, *extra, llvm="16.0.6"):
+    env = dict(os.environ, PYTHONPATH=ROOT,
+               HARNESS_LLVM_CONFIG=_fake_llvm_config(tmp_path, llvm))
+    return subprocess.run([sys.executable, "-m", "harness", "bisect-step", "--source", str(repo),
+                           "--build-dir", str(tmp_path / "build"), "--no-ccache", *extra],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def _have_build_tools() -> bool:
+    try:
+        commit_step.find_cmake(), commit_step.find_ninja()
+        return True
+    except commit_step.EnvironmentProblem:
+        return False
+
+
+needs_build_tools = pytest.mark.skipif(not _have_build_tools(),
+                                       reason="CMake >= 3.26 and ninja: pip install -e '.[build]'")
+
+
+@needs_build_tools
+def test_a_commit_that_does_not_compile_is_skipped_after_a_good_configure(toy, tmp_path):
+    (toy / "answer.c").write_text(BROKEN_C)
+    _git(toy, "commit", "-qam", "broken")
+    proc = _step(toy, tmp_path, "--build-only")
+    assert proc.returncode == 125, proc.stderr
+    assert "does not compile: skip it (125)" in proc.stderr
+    assert "[configure]" in proc.stderr and "answer.c" in proc.stderr   # the failing file shown
+
+
+@needs_build_tools
+def test_a_first_configure_that_fails_aborts(toy, tmp_path):
+    (toy / "CMakeLists.txt").write_text(CMAKE + "message(FATAL_ERROR \"toy cannot configure\")\n")
+    _git(toy, "commit", "-qam", "bad cmake")
+    proc = _step(toy, tmp_path, "--build-only")
+    assert proc.returncode == 128, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("bisect-step: cannot bisect here: cmake cannot configure"), last
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_llvm_older_than_15_aborts_naming_the_package(toy, tmp_path):
+    proc = _step(toy, tmp_path, "--build-only", llvm="14.0.6")
+    assert proc.returncode == 128, proc.stderr
+    assert "apt-get install llvm-16-dev" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_no_llvm_on_path_aborts(monkeypatch, tmp_path):
+    monkeypatch.delenv("HARNESS_LLVM_CONFIG", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(commit_step.EnvironmentProblem, match="no llvm-config of LLVM >= 15"):
+        commit_step.find_llvm_config()
+
+
+def test_a_cmake_older_than_3_26_aborts_naming_the_extra(monkeypatch, tmp_path):
+    old = tmp_path / "cmake"
+    old.write_text("#!/bin/sh\necho 'cmake version 3.25.1'\n")
+    old.chmod(0o755)
+    monkeypatch.setattr(commit_step, "_tool", lambda name: str(old))
+    with pytest.raises(commit_step.EnvironmentProblem, match=r"found 3\.25\.1.*\.\[build\]"):
+        commit_step.find_cmake()
+
+
+def test_a_missing_submodule_aborts(tmp_path):
+    repo = tmp_path / "nosub"
+    repo.mkdir()
+    (repo / "CMakeLists.txt").write_text(CMAKE)
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.invalid")
+    _git(repo, "config", "user.name", "t")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "no tvm-ffi")
+    proc = _step(repo, tmp_path, "--build-only")
+    assert proc.returncode == 128, proc.stderr
+    assert "submodule 3rdparty/tvm-ffi is missing" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_not_a_checkout_is_bad_input(tmp_path):
+    proc = _step(tmp_path, tmp_path)
+    assert proc.returncode == 2 and "is not a git checkout" in proc.stderr
+
+
+@pytest.mark.nightly
+@pytest.mark.skipif(not os.environ.get("HARNESS_TVM_SOURCE"),
+                    reason="set HARNESS_TVM_SOURCE to an apache/tvm checkout (built or "
+                           "not: the first build takes ~95 min on 2 cores)")
+def test_real_tvm_checkout_builds_and_checks_against_its_own_build():
+    source = os.environ["HARNESS_TVM_SOURCE"]
+    proc = subprocess.run([sys.executable, "-m", "harness", "bisect-step", "--source", source,
+                           "conv-reshape-concat"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), timeout=4 * 3600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[build]" in proc.stderr and "[check]" in proc.stderr
+
+
+@pytest.mark.nightly
+@pytest.mark.skipif(not os.environ.get("HARNESS_TVM_FFI_SOURCE"),
+                    reason="set HARNESS_TVM_FFI_SOURCE to an apache/tvm-ffi checkout")
+def test_real_tvm_ffi_checkout_is_built_into_an_env_with_a_tvm_release():
+    source = os.environ["HARNESS_TVM_FFI_SOURCE"]
+    proc = subprocess.run([sys.executable, "-m", "harness", "bisect-step", "--package",
+                           "apache-tvm-ffi", "--source", source, "--with",
+                           "apache-tvm==0.27.0.post1", "--untestable", "bad",
+                           "conv-reshape-concat"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), timeout=3600)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]   # a verdict, not skip or abort
+    assert "[tvm-ffi package]" in proc.stderr and "[check]" in proc.stderr
