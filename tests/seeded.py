@@ -122,3 +122,4 @@ def faulty_tvmscript(mod):
     right, only the third copier goes through it."""
     text = mod.script(show_meta=True).replace('data_layout="NCHW"', 'data_layout="NHWC"', 1)
     return tvm.script.from_source(text)
+

@@ -194,10 +194,11 @@ def _extra_commands():
     from harness.versions import commit_step
     from harness.cli import fuzz
     from harness.cli import matrix
+    from harness.cli import passes
     from harness.cli import reduce
     from harness.cli import report
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
-            commit_step.register, matrix.register, reduce.register]
+            commit_step.register, matrix.register, reduce.register, passes.register]
 
 
 def main(argv=None) -> int:

@@ -294,6 +294,8 @@ class PathRunner:
         serialization of folded weights (seconds on resnet50). --full-copies adds it.
         """
         final = self.path.final
+        if self.path.run_twice and not self._deterministic(result, final, final_input, expected):
+            return
         only = None if self.options.full_copies else ("deepcopy",)
         for name, copy in self._copies(result, final_input, final.name, only=only).items():
             label = f"{name} copy of its input"
@@ -304,6 +306,20 @@ class PathRunner:
             if violation:
                 violation.stage = final.name
                 self._violate(result, violation)
+
+    def _deterministic(self, result: Result, final, final_input, expected) -> bool:
+        """The final stage run a second time on the same input gives the same outcome
+        (a pass with hidden state answers differently the second time). Checked before
+        the copies: a moving target would otherwise be blamed on the copy."""
+        again = self._on_copy(result, "input", lambda: final.run(final_input),
+                              "same input, a second time")
+        if again is None or self.path.summarize(again) == expected:
+            return True
+        self._violate(result, Violation(
+            "error", final.name, "(determinism)",
+            "the stage is not deterministic: run a second time on the same input, "
+            "it gave another outcome"))
+        return False
 
     def _check_source_copies(self, result: Result, source, expected) -> None:
         """The whole path over each copy of the source gives the same outcome."""

@@ -332,6 +332,10 @@ def canonicalize_bindings():
     return tvm().relax.transform.CanonicalizeBindings()
 
 
+def legalize_ops():
+    return tvm().relax.transform.LegalizeOps()
+
+
 def zero_pipeline():
     return tvm().relax.get_pipeline("zero")
 

@@ -5,6 +5,8 @@
 - `tune`: `static_shape_tuning_pipeline` itself (TVM's definition, not a copy) with
   a small budget, with or without `cpu_weight_prepack` (the layout-rewrite passes).
 - `compile`: `tvm.compile` to a VM executable (the seed's fallback after optimize).
+- `pass`: one registered pass (`sweep_pass`) on the module the extract path holds at
+  `sweep_point` (imported, legalized, fused): the pass sweep's unit of work.
 
 Every stage takes the module the path holds and returns the next one; the final
 stage returns the path's outcome (tasks, tuned workloads, an executable), which
@@ -30,7 +32,7 @@ EXTRACT = "extract-tasks"
 TUNE = "tune"
 COMPILE = "compile"
 INJECTED = inject.INJECTED
-PATH_NAMES = ("extract", "tune", "compile")
+PATH_NAMES = ("extract", "tune", "compile")   # what users choose; `pass` is the sweep's
 
 
 @dataclasses.dataclass
@@ -48,6 +50,9 @@ class Options:
     prepack: bool = False              # tune: cpu_weight_prepack (the layout-rewrite passes)
     pass_guard: bool = True            # False: the stage-level guard only (benchmarks)
     keep_crash_input: bool = False     # write each pass's input JSON first (crash evidence)
+    sweep_pass: str | None = None      # path `pass`: a relax.transform pass's short name
+    sweep_point: str = "imported"      # path `pass`: imported | legalized | fused
+    sweep_register: str | None = None  # path `pass`: a file registering more passes
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -66,6 +71,7 @@ class Path:
     stages: list[Stage]
     summarize: Callable[[Any], list]   # the final outcome -> comparable signatures
     unit: str                          # what `Result.tasks` counts
+    run_twice: bool = False            # also compare two runs of the final stage on copies
 
     @property
     def final(self) -> Stage:
@@ -143,13 +149,44 @@ def _compile_path(options: Options, target) -> Path:
     return Path("compile", stages, compat.executable_signature, "parts")
 
 
-_PATHS = {"extract": _extract_path, "tune": _tune_path, "compile": _compile_path}
+def _sweep_path(options: Options, target) -> Path:
+    """One pass on the module held at one point of the extract path; its outcome is the
+    output module's structural hash, and it runs on two fresh copies too (determinism)."""
+    from harness.tvmapi import passes
+    if options.sweep_register:
+        inject.load_module(options.sweep_register, flag="--register")
+        passes.registered.cache_clear()
+    try:
+        swept = passes.lookup(options.sweep_pass or "")
+    except KeyError:
+        raise BadInput(f"no pass relax.transform.{options.sweep_pass} is registered") from None
+    if swept.make is None:
+        raise BadInput(f"relax.transform.{swept.name} cannot run in the sweep: {swept.skipped}")
+    prefixes = {
+        "imported": [],
+        "legalized": [_pass_stage("legalize-ops", compat.legalize_ops,
+                                  "relax.transform.LegalizeOps()")],
+        "fused": [_pass_stage("zero-pipeline", compat.zero_pipeline,
+                              'relax.get_pipeline("zero")')],
+    }
+    if options.sweep_point not in prefixes:
+        raise BadInput(f"sweep point must be one of {', '.join(prefixes)}")
+    stages = prefixes[options.sweep_point] + [
+        _pass_stage(f"pass:{swept.name}", swept.make, swept.call)]
+    return Path("pass", stages, lambda mod: [("module", compat.structural_hash(mod))], "module",
+                run_twice=True)
+
+
+_PATHS = {"extract": _extract_path, "tune": _tune_path, "compile": _compile_path,
+          "pass": _sweep_path}
 
 
 def build(options: Options) -> Path:
     """The stages of `options.path`, with the injected pass (if any) in place."""
     if options.path not in _PATHS:
         raise BadInput(f"--path must be one of {', '.join(PATH_NAMES)}, got {options.path!r}")
+    if options.path == "pass" and options.inject_pass:
+        raise BadInput("the pass sweep runs registered passes; --inject-pass does not apply")
     target = compat.make_target(options.target, options.num_cores)
     path = _PATHS[options.path](options, target)
     if options.inject_pass:

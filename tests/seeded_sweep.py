@@ -1,0 +1,35 @@
+"""Seeded passes registered under relax.transform, as a plugin would register them.
+
+`python -m harness passes --register tests/seeded_sweep.py` imports this file in
+the parent and in every child, so the sweep enumerates these two with the rest.
+"""
+import os
+import sys
+
+import tvm
+import tvm_ffi
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from seeded import mutate_in_place  # noqa: E402
+
+
+class _Counter:
+    calls = 0
+
+
+def _hidden_state(mod, _ctx):
+    """Answers differently every time it runs: it stamps a call counter on the module."""
+    _Counter.calls += 1
+    return mod.with_attr("harness_seeded_calls", _Counter.calls)
+
+
+def _mutator(mod, _ctx):
+    return mutate_in_place(mod)
+
+
+for _name, _body in (("HarnessSeededHiddenState", _hidden_state),
+                     ("HarnessSeededMutator", _mutator)):
+    def _make(body=_body, name=_name):
+        return tvm.transform.module_pass(body, opt_level=0, name=name)
+    tvm_ffi.register_global_func(f"relax.transform.{_name}", _make, override=True)
+    setattr(tvm.relax.transform, _name, _make)
