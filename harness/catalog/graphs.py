@@ -84,7 +84,9 @@ def graph_specs(draw, max_layers: int = 6) -> GraphSpec:
             shape = (out_c, oh, ow)
         elif op == "conv_transpose":
             out_c, k, s = draw(st.integers(1, 8)), draw(st.sampled_from([2, 3])), draw(st.sampled_from([1, 2]))
-            pad = draw(st.integers(0, k - 1))
+            # Output (in - 1) * s - 2 * pad + k must stay >= 1 (pad k-1 on a 2-pixel input
+            # after a stride-2 conv gave a zero-size tensor that does not import).
+            pad = draw(st.integers(0, min(k - 1, ((min(h, w) - 1) * s + k - 1) // 2)))
             params = dict(out_c=out_c, k=k, stride=s, pad=pad, bias=draw(st.booleans()))
             shape = (out_c, (h - 1) * s - 2 * pad + k, (w - 1) * s - 2 * pad + k)
         elif op in ("max_pool", "avg_pool"):

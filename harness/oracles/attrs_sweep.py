@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis.errors import Unsatisfiable
 from hypothesis import strategies as st
 
 from harness.tvmapi import compat
@@ -55,6 +56,21 @@ def strategy_for(schema: dict) -> st.SearchStrategy:
         return st.floats(allow_nan=False, allow_infinity=False, width=32).map(compat.float_imm)
     if kind == "Any":
         return st.integers(-1000, 1000) | st.text(max_size=6) | st.booleans()
+    if kind == "ffi.Object":   # e.g. SplitAttrs.indices_or_sections: a count or indices
+        return strategy_for({"type": "ir.IntImm"}) | st.lists(
+            strategy_for({"type": "ir.IntImm"}), min_size=1, max_size=4)
+    if kind == "tirx.IndexMap":   # LayoutTransformAttrs: the layout pass's own attrs
+        return st.integers(1, 5).flatmap(lambda ndim: st.permutations(list(range(ndim)))).map(
+            compat.permutation_index_map)
+    if kind == "relax.distributed.DeviceMesh":
+        return st.lists(st.integers(1, 4), min_size=1, max_size=3).map(compat.device_mesh)
+    if kind == "relax.distributed.Placement":
+        axis = st.just("R") | st.integers(0, 3).map(lambda a: f"S[{a}]")
+        return st.lists(axis, min_size=1, max_size=3).map(lambda parts: compat.placement(
+            "".join(parts)))
+    if kind == "relax.VDevice":
+        return st.builds(compat.vdevice, st.integers(0, 7),
+                         st.sampled_from(["global", "global.texture", "shared"]))
     raise Unhandled(schema)
 
 
@@ -65,6 +81,7 @@ class Row:
     examples: int = 0
     verdict: str = "pass"      # pass | lossy-roundtrip | unhandled | error
     detail: str = ""
+    refused: int = 0           # generated values the constructor refused (not examples)
 
 
 def _fields_strategy(type_key: str):
@@ -106,16 +123,19 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
                    json.dumps(exc.schema))
     row = Row(type_key, names)
     failures: list[str] = []
+    refusals: list[str] = []
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=seed is None,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def prop(values):
-        row.examples += 1
         try:
             obj = compat.make_object(type_key, **values)
-        except Exception:  # noqa: BLE001 - the constructor refused: not a round-trip question
-            return
+        except Exception as exc:  # noqa: BLE001 - the constructor refused the value
+            row.refused += 1
+            refusals.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            reject()          # not an example: hypothesis draws another
+        row.examples += 1
         difference = round_trip_difference(obj, copiers)
         if difference:
             failures.append(f"{difference} (values {values!r})")
@@ -129,8 +149,14 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
             prop()
     except AssertionError:
         row.verdict, row.detail = "lossy-roundtrip", failures[-1] if failures else "?"
+    except Unsatisfiable:
+        row.verdict = "unhandled"
+        row.detail = f"the constructor refused all {row.refused} generated values: " + \
+            (refusals[-1] if refusals else "?")
     except Exception as exc:  # noqa: BLE001
         row.verdict, row.detail = "error", f"{type(exc).__name__}: {exc}"
+    if row.verdict == "pass" and row.examples == 0:   # never a silent pass
+        row.verdict, row.detail = "unhandled", "no example was generated"
     return row
 
 

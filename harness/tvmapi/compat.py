@@ -153,6 +153,34 @@ def tvmscript(mod) -> str:
     return mod.script(show_meta=True)
 
 
+# ---- object-valued attrs fields (for the attrs sweep's strategies) ------------
+
+def device_mesh(shape: tuple[int, ...]):
+    return tvm().relax.distributed.DeviceMesh(tuple(shape), list(range(_product(shape))))
+
+
+def placement(text: str):
+    """e.g. "S[0]R": one entry per mesh axis, Replica or Sharded along a tensor axis."""
+    return tvm().relax.distributed.Placement.from_text(text)
+
+
+def permutation_index_map(order: list[int]):
+    """The layout transform that permutes axes (NCHW -> NHWC is [0, 2, 3, 1])."""
+    return tvm().tirx.IndexMap.from_func(lambda *axes: [axes[i] for i in order],
+                                         ndim=len(order))
+
+
+def vdevice(vdevice_id: int, memory_scope: str):
+    return tvm().relax.VDevice(make_target("llvm", 1), vdevice_id, memory_scope)
+
+
+def _product(values) -> int:
+    out = 1
+    for value in values:
+        out *= value
+    return out
+
+
 class CopierUnsupported(Exception):
     """This copier cannot carry this module (a construct it cannot print or parse)."""
 
