@@ -24,6 +24,15 @@ def _git(repo, *args):
                           check=True).stdout.strip()
 
 
+def _commit_all(repo, message):
+    """A fresh repository holding what is in `repo`, as one commit."""
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.invalid")
+    _git(repo, "config", "user.name", "t")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", message)
+
+
 def _fake_llvm_config(folder, version):
     path = folder / "llvm-config-fake"
     path.write_text(f"#!/bin/sh\necho {version}\n")
@@ -39,11 +48,7 @@ def toy(tmp_path):
         (repo / sub / "README").write_text("vendored\n")
     (repo / "CMakeLists.txt").write_text(CMAKE)
     (repo / "answer.c").write_text(GOOD_C)
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "t@example.invalid")
-    _git(repo, "config", "user.name", "t")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "good")
+    _commit_all(repo, "good")
     return repo
 
 
@@ -114,11 +119,7 @@ def test_a_missing_submodule_aborts(tmp_path):
     repo = tmp_path / "nosub"
     repo.mkdir()
     (repo / "CMakeLists.txt").write_text(CMAKE)
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "t@example.invalid")
-    _git(repo, "config", "user.name", "t")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "no tvm-ffi")
+    _commit_all(repo, "no tvm-ffi")
     proc = _step(repo, tmp_path, "--build-only")
     assert proc.returncode == 128, proc.stderr
     assert "submodule 3rdparty/tvm-ffi is missing" in proc.stderr.strip().splitlines()[-1]
