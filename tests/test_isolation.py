@@ -81,3 +81,21 @@ def test_checks_in_one_process_share_one_warm_server(monkeypatch):
         assert run_isolated(SMALL_CASE, Options(), timeout=300).verdict == "pass"
         alive.append({server.proc.pid for server in warm._servers.values() if server.alive()})
     assert alive[0] == alive[1], alive     # the second check started no server
+
+
+def test_warm_client_reads_answers_that_arrive_in_one_burst(tmp_path):
+    """A child that dies at once makes the server write its pid and status lines together;
+    the client must see both (a buffered readline once hid the second from select(), and
+    the check hung until its timeout)."""
+    from harness.process import warm
+    fake = tmp_path / "fake-python"      # stands in for `python -m harness.process.warm`
+    fake.write_text("#!/bin/sh\nprintf '{\"ready\": true}\\n{\"pid\": 7}\\n"
+                    "{\"pid\": 7, \"status\": -6}\\n'\nsleep 30\n")
+    fake.chmod(0o755)
+    server = warm.Server(str(fake), dict(os.environ))
+    try:
+        assert server.ready
+        answers = [server._read(timeout=5) for _ in range(2)]
+    finally:
+        server.proc.kill()
+    assert answers == [{"pid": 7}, {"pid": 7, "status": -6}]

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 from harness import REPO_ROOT
 
@@ -36,25 +37,38 @@ class Server:
     """The client's handle on one warm server process."""
 
     def __init__(self, python: str, env: dict):
+        # Binary and unbuffered: answers are read with select() + os.read into our own
+        # buffer. A buffered readline could swallow the status line that follows the pid
+        # line (a child that dies at once), and select() would then wait for data that
+        # already sits in Python's buffer: the check hung until its timeout.
         self.proc = subprocess.Popen(
             [python, "-m", "harness.process.warm"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+        self._pending = b""
         self.ready = self._read(timeout=300) == {"ready": True}
 
     def _read(self, timeout: float | None) -> dict | None:
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        line = self.proc.stdout.readline()
-        return json.loads(line) if line else {"eof": True}
+        """The next answer line, or None when none arrives within `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self.proc.stdout], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                return {"eof": True}
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return json.loads(line)
 
     def alive(self) -> bool:
         return self.ready and self.proc.poll() is None
 
     def submit(self, spec: str, events: str, stderr: str) -> "ForkedChild | None":
         try:
-            self.proc.stdin.write(json.dumps({"spec": spec, "events": events,
-                                              "stderr": stderr}) + "\n")
+            self.proc.stdin.write((json.dumps({"spec": spec, "events": events,
+                                               "stderr": stderr}) + "\n").encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return None
