@@ -46,6 +46,7 @@ def test_cli_crash_exits_1_with_json():
 
 
 @pytest.mark.needs_env
+@pytest.mark.nightly   # builds an apache-tvm + tvm-ffi 0.1.15 environment: ~90 s on a fresh machine
 def test_tvm_ffi_0_1_15_segfault_is_reported_as_crash():
     """apache-tvm 0.27.0.post1 + apache-tvm-ffi 0.1.15.post2: every save_json segfaults."""
     env = envs.ensure({"apache-tvm": "0.27.0.post1", "apache-tvm-ffi": "0.1.15.post2"})
@@ -57,6 +58,7 @@ def test_tvm_ffi_0_1_15_segfault_is_reported_as_crash():
 
 
 @pytest.mark.needs_env
+@pytest.mark.nightly   # the same environment as above
 def test_matrix_prints_one_row_per_case_and_a_column_per_version_set(tmp_path):
     from helpers import cli
     code, out, err = cli("matrix", SMALL_CASE, "--out", str(tmp_path), "--set",

@@ -26,13 +26,13 @@ def test_seeded_passes_registered_under_test_names_are_swept_and_caught():
 
 
 def test_a_selection_of_real_passes_keeps_both_invariants():
+    # ConvertLayout: the seed bug's layout pass; RealizeVDevice once mutated its input
+    # (upstream #17205); FoldConstant runs a nested build.
     code, rows, err = _rows(SMALL_CASE, "--pass", "FoldConstant", "--pass", "ConvertLayout",
-                            "--pass", "LegalizeOps", "--pass", "RealizeVDevice",
-                            "--pass", "FuseOps")
+                            "--pass", "RealizeVDevice")
     assert code == 0, [row for row in rows if row["verdict"] not in ("pass", "known")]
-    assert {row["pass"] for row in rows} == {"FoldConstant", "ConvertLayout", "LegalizeOps",
-                                              "RealizeVDevice", "FuseOps"}
-    assert len(rows) == 5 * 3
+    assert {row["pass"] for row in rows} == {"FoldConstant", "ConvertLayout", "RealizeVDevice"}
+    assert len(rows) == 3 * 3
 
 
 def test_passes_that_need_arguments_are_listed_skipped_with_the_reason():

@@ -63,12 +63,12 @@ def test_a_crash_while_reducing_is_a_data_point_and_the_crash_is_reduced(tmp_pat
 
 
 def test_an_interrupted_reduction_resumes_where_it_stopped(tmp_path):
-    code, out, err = cli("reduce", "light_squeezenet-nhwc", "--out", str(tmp_path),
+    code, out, err = cli("reduce", "conv-dropout-nhwc", "--out", str(tmp_path),
                          "--budget", "0")
     state = json.loads((tmp_path / "reduce-state.json").read_text())
     assert state["phases_done"] == [] and state["nodes"] == state["original_nodes"]
     assert "budget of 0 s spent" in err
-    code, out, err = cli("reduce", "light_squeezenet-nhwc", "--out", str(tmp_path),
+    code, out, err = cli("reduce", "conv-dropout-nhwc", "--out", str(tmp_path),
                          "--budget", "600", "--resume")
     assert code == 1, out + err
     assert "resuming" in err
