@@ -7,7 +7,7 @@ import pytest
 
 from harness.catalog import known_issues
 from harness.cli.report import exit_code_of
-from harness.verdict import BadInput, Result, Violation
+from harness.verdict import BadInput, Result, StageRecord, Violation
 
 REGISTRY = """
 [[issue]]
@@ -47,8 +47,9 @@ def registry(tmp_path, monkeypatch):
     return entries
 
 
-def result(case, *violations, layout="nchw", path="extract", **options):
-    out = Result(case=case, options={"layout": layout, "path": path, **options}, **STACK)
+def result(case, *violations, layout="nchw", path="extract", stages=(), **options):
+    out = Result(case=case, options={"layout": layout, "path": path, **options}, **STACK,
+                 stages=[StageRecord(name, 0.1) for name in stages])
     for violation in violations:
         out.add(violation)
     return out
@@ -74,9 +75,16 @@ def test_same_kind_at_another_pass_is_news(registry):
 
 
 def test_strict_entry_that_no_longer_happens_is_stale(registry):
-    judgement = known_issues.judge(result("yolov3-tiny"))
+    judgement = known_issues.judge(result("yolov3-tiny", stages=["zero-pipeline"]))
     assert judgement.status == "stale" and judgement.exit_code == 1
     assert "strict, yolo" in judgement.lines()[0]
+
+
+def test_entry_whose_stage_never_ran_is_not_stale(registry):
+    stopped = result("yolov3-tiny", Violation("error", "convert-layout", "(exception)", "x"),
+                     stages=["convert-layout"])
+    judgement = known_issues.judge(stopped)
+    assert judgement.stale == [] and judgement.status == "new"
 
 
 def test_lenient_entry_is_never_stale(registry):

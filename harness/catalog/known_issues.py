@@ -177,6 +177,9 @@ def judge(result: Result, kinds: tuple[str, ...] | None = None) -> Judgement:
     stale = []
     # An injected pass or a result that ended early may hide a registered violation.
     if result.verdict not in _INCOMPLETE and not options.get("inject_pass"):
+        ran = {stage.name for stage in result.stages}
+        # An entry is stale only if its stage ran: a path stopped earlier proves nothing.
         stale = [entry for entry in entries if entry.strict and entry not in used
-                 and (kinds is None or entry.verdict in kinds)]
+                 and (kinds is None or entry.verdict in kinds)
+                 and (not entry.stage or entry.stage in ran)]
     return Judgement(known, unknown, stale, result.verdict)
