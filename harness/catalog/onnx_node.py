@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sys
 import warnings
 
 import onnx
@@ -38,6 +39,8 @@ def manifest() -> dict[str, list[str]]:
         with open(folder + ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)     # one generator per machine at a time
             if not os.path.exists(path):
+                print(f"harness: generating the ONNX node test models once into {folder} "
+                      "(about 12 s)", file=sys.stderr, flush=True)
                 _generate(folder, path)
     with open(path) as handle:
         return json.load(handle)

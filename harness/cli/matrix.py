@@ -52,7 +52,8 @@ def cmd_matrix(args) -> int:
         handle.write(table + "\n")
     with open(os.path.join(args.out, "matrix.json"), "w") as handle:
         json.dump({"cases": case_ids, "sets": labels, "path": args.path,
-                   "cells": [{"case": c, "set": l, **cell} for (c, l), cell in cells.items()]},
+                   "cells": [{"case": case_id, "set": label, **cell}
+                             for (case_id, label), cell in cells.items()]},
                   handle, indent=1)
     page = os.path.join(args.out, "matrix.html")
     with open(page, "w") as handle:
