@@ -35,6 +35,12 @@ _EXIT_CODES = {
 }
 
 
+def first_line(exc: BaseException) -> str:
+    """`Type: first line of the message`, as a violation's (or a record's) detail."""
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[0].strip() if lines else ''}".rstrip(": ")
+
+
 class BadInput(Exception):
     """The user's input is wrong (unknown case, unreadable file): exit 2, one line."""
 

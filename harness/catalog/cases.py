@@ -33,6 +33,11 @@ class Case:
     def slow(self) -> bool:
         return "slow" in self.tags
 
+    @property
+    def opt_in(self) -> bool:
+        """Left out of default runs: slow, or outside the onnx-node sample (`nightly`)."""
+        return self.slow or "nightly" in self.tags
+
     def model(self) -> onnx.ModelProto:
         kind, _, ref = self.source.partition(":")
         if kind == "darknet":
@@ -180,6 +185,13 @@ def select(patterns: list[str] | None = None, tags: list[str] | None = None) -> 
     if tags:
         cases = [c for c in cases if set(tags) & set(c.tags)]
     return cases
+
+
+def select_for_run(patterns: list[str] | None, everything: bool = False) -> list[Case]:
+    """What a catalog-wide command runs: the cases named, else all but the opt-in ones
+    (unless `everything`)."""
+    return [case for case in select(patterns or None)
+            if everything or patterns or not case.opt_in]
 
 
 def resolve(name: str) -> Case:

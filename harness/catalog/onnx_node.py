@@ -77,14 +77,16 @@ def _bake_inputs(testcase) -> onnx.ModelProto:
     if not testcase.data_sets or len(model.graph.input) < 2:
         return model
     values = testcase.data_sets[0][0]
-    keep = model.graph.input[0]
-    for graph_input, value in zip(list(model.graph.input)[1:], list(values)[1:]):
+    first, *others = model.graph.input
+    kept = [first]
+    for graph_input, value in zip(others, list(values)[1:]):
         # Tensors only: sequence and optional inputs stay inputs.
         if graph_input.name and isinstance(value, numpy.ndarray) and \
                 graph_input.type.HasField("tensor_type"):
             model.graph.initializer.append(numpy_helper.from_array(value, graph_input.name))
-    rest = [i for i in model.graph.input[1:] if not any(
-        init.name == i.name for init in model.graph.initializer)]
+        else:
+            kept.append(graph_input)
+    kept += others[len(values) - 1:]      # inputs the test gave no data for
     del model.graph.input[:]
-    model.graph.input.extend([keep, *rest])
+    model.graph.input.extend(kept)
     return model

@@ -80,8 +80,7 @@ def cmd_passes(args) -> int:
                 if not args.pass_ or any(fnmatch.fnmatch(p.name, g) for g in args.pass_)]
     if not selected:
         raise BadInput(f"no registered relax.transform pass matches {args.pass_}")
-    cases = [c for c in catalog.select(args.cases or None)
-             if args.cases or not (c.slow or "nightly" in c.tags)]
+    cases = catalog.select_for_run(args.cases)
     points = args.point or list(registry.POINTS)
     rows = [_row(p.name, "*", "*", "skipped", p.skipped) for p in selected if p.make is None]
     work = [(p.name, case, point) for p in selected if p.make is not None

@@ -96,8 +96,7 @@ def cmd_report(args) -> int:
                 and r["tvm_ffi_version"] == versions["tvm_ffi_version"]}
     elif os.path.exists(rows_path):
         os.remove(rows_path)
-    cases = [c for c in catalog.select(args.pattern or None)
-             if args.all or args.pattern or not (c.slow or "nightly" in c.tags)]
+    cases = catalog.select_for_run(args.pattern, everything=args.all)
 
     def options_of(case) -> Options:
         return Options(layout=args.layout or case.layout, target=args.target, path=args.path)

@@ -15,6 +15,7 @@ from hypothesis.errors import Unsatisfiable
 from hypothesis import strategies as st
 
 from harness.tvmapi import compat
+from harness.verdict import first_line
 from harness.oracles import fieldwise
 from harness.oracles import roundtrip
 
@@ -133,7 +134,7 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
             obj = compat.make_object(type_key, **values)
         except Exception as exc:  # noqa: BLE001 - the constructor refused the value
             row.refused += 1
-            refusals.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            refusals.append(first_line(exc))
             reject()          # not an example: hypothesis draws another
         row.examples += 1
         difference = round_trip_difference(obj, copiers)

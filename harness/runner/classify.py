@@ -14,6 +14,8 @@ import os
 import sysconfig
 import traceback
 
+from harness.verdict import first_line
+
 HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 TVM = "tvm"
 HARNESS = "harness"
@@ -46,12 +48,6 @@ def origin(exc: BaseException) -> str:
             continue
         return TVM   # user code on the path (an injected pass): the thing under test
     return HARNESS
-
-
-def first_line(exc: BaseException) -> str:
-    """`Type: first line of the message`, as a violation's detail."""
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    return f"{type(exc).__name__}: {lines[0].strip() if lines else ''}".rstrip(": ")
 
 
 def summary(exc: BaseException, limit: int = 6) -> str:

@@ -14,8 +14,11 @@ import copy
 import functools
 import importlib
 import json
+import math
 import os
 from typing import Any, Callable, Iterator
+
+from harness.verdict import first_line
 
 
 class TVMUnavailable(Exception):
@@ -156,7 +159,7 @@ def tvmscript(mod) -> str:
 # ---- object-valued attrs fields (for the attrs sweep's strategies) ------------
 
 def device_mesh(shape: tuple[int, ...]):
-    return tvm().relax.distributed.DeviceMesh(tuple(shape), list(range(_product(shape))))
+    return tvm().relax.distributed.DeviceMesh(tuple(shape), list(range(math.prod(shape))))
 
 
 def placement(text: str):
@@ -174,13 +177,6 @@ def vdevice(vdevice_id: int, memory_scope: str):
     return tvm().relax.VDevice(make_target("llvm", 1), vdevice_id, memory_scope)
 
 
-def _product(values) -> int:
-    out = 1
-    for value in values:
-        out *= value
-    return out
-
-
 class CopierUnsupported(Exception):
     """This copier cannot carry this module (a construct it cannot print or parse)."""
 
@@ -192,16 +188,12 @@ def tvmscript_copy(mod):
     try:
         text = tvmscript(mod)
     except Exception as exc:  # noqa: BLE001
-        raise CopierUnsupported(f"TVMScript cannot print it: {_first(exc)}") from exc
+        raise CopierUnsupported(f"TVMScript cannot print it: {first_line(exc)[:300]}") from exc
     try:
         return tvm().script.from_source(text)
     except Exception as exc:  # noqa: BLE001
-        raise CopierUnsupported(f"TVMScript cannot parse its own text: {_first(exc)}") from exc
-
-
-def _first(exc: BaseException) -> str:
-    lines = [line for line in str(exc).splitlines() if line.strip()]
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
+        raise CopierUnsupported(
+            f"TVMScript cannot parse its own text: {first_line(exc)[:300]}") from exc
 
 
 def save_json(obj) -> str:

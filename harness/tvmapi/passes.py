@@ -14,11 +14,13 @@ import functools
 from typing import Any, Callable
 
 from harness.tvmapi import compat
+from harness.tvmapi.pipelines import LAYOUTS
+from harness.verdict import first_line
 
 PREFIX = "relax.transform."
 # Arguments for passes whose wrapper has no defaults: the sweep's one table.
 ARGUMENTS: dict[str, tuple] = {
-    "ConvertLayout": ({"relax.nn.conv2d": ["NHWC", "OHWI"]},),
+    "ConvertLayout": (LAYOUTS["nhwc"],),   # the catalog's own NHWC rewrite
     "BindParams": ("main", {}),
     "BindSymbolicVars": ({},),
     "AlterOpImpl": ({}, {}),
@@ -52,7 +54,8 @@ def registered() -> tuple[RegisteredPass, ...]:
         try:
             built = wrapper(*args)
         except Exception as exc:  # noqa: BLE001 - TVM's reason is the report
-            found.append(RegisteredPass(name, None, call, f"needs arguments: {_first(exc)}"))
+            found.append(RegisteredPass(name, None, call,
+                                        f"needs arguments: {first_line(exc)[:200]}"))
             continue
         if not isinstance(built, tvm.transform.Pass):
             found.append(RegisteredPass(name, None, call,
@@ -67,8 +70,3 @@ def lookup(name: str) -> RegisteredPass:
         if registered_pass.name == name:
             return registered_pass
     raise KeyError(name)
-
-
-def _first(exc: BaseException) -> str:
-    lines = [line for line in str(exc).splitlines() if line.strip()]
-    return (lines[0] if lines else type(exc).__name__)[:200]

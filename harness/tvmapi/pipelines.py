@@ -85,6 +85,10 @@ def _pass_stage(name: str, make_pass: Callable[[], Any], call: str) -> Stage:
     return Stage(name, lambda mod: compat.run_pass(make_pass(), mod), f"{call}(mod)")
 
 
+def _zero_pipeline_stage() -> Stage:
+    return _pass_stage("zero-pipeline", compat.zero_pipeline, 'relax.get_pipeline("zero")')
+
+
 def _front(options: Options) -> list[Stage]:
     if options.layout not in LAYOUTS:
         raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}, got {options.layout!r}")
@@ -102,7 +106,7 @@ def _extract_path(options: Options, target) -> Path:
                     "relax.transform.DecomposeOpsForInference()"),
         _pass_stage("canonicalize-bindings", compat.canonicalize_bindings,
                     "relax.transform.CanonicalizeBindings()"),
-        _pass_stage("zero-pipeline", compat.zero_pipeline, 'relax.get_pipeline("zero")'),
+        _zero_pipeline_stage(),
         _pass_stage("attach-attr-layout-free-buffers", compat.attach_attr_layout_free_buffers,
                     "relax.transform.AttachAttrLayoutFreeBuffers()"),
         Stage(EXTRACT, lambda mod: compat.extract_tasks(mod, target),
@@ -166,8 +170,7 @@ def _sweep_path(options: Options, target) -> Path:
         "imported": [],
         "legalized": [_pass_stage("legalize-ops", compat.legalize_ops,
                                   "relax.transform.LegalizeOps()")],
-        "fused": [_pass_stage("zero-pipeline", compat.zero_pipeline,
-                              'relax.get_pipeline("zero")')],
+        "fused": [_zero_pipeline_stage()],
     }
     if options.sweep_point not in prefixes:
         raise BadInput(f"sweep point must be one of {', '.join(prefixes)}")

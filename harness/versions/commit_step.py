@@ -18,6 +18,7 @@ instead of marking every commit.
 """
 from __future__ import annotations
 
+import collections
 import os
 import re
 import shlex
@@ -194,9 +195,10 @@ def build(build_dir: str, ninja: str, jobs: int) -> bool:
     """ninja, its progress on stderr; False when this commit does not compile (git skips it)."""
     proc = subprocess.Popen([ninja, "-C", build_dir, f"-j{jobs}"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1)
-    tail, failed, done, total, shown = [], [], 0, 0, (0, time.monotonic())
+    tail = collections.deque(maxlen=40)
+    failed, done, total, shown = [], 0, 0, (0, time.monotonic())
     for line in proc.stdout:
-        tail = (tail + [line.rstrip()])[-40:]
+        tail.append(line.rstrip())
         if line.startswith("FAILED"):
             failed.append(line.strip())
         match = re.match(r"^\[(\d+)/(\d+)\]", line)
@@ -207,8 +209,8 @@ def build(build_dir: str, ninja: str, jobs: int) -> bool:
                 log(f"ninja: {done}/{total} steps")
                 shown = (done, time.monotonic())
     if proc.wait() != 0:
-        log(f"build failed: {failed[0] if failed else tail[-1:]}")
-        print("\n".join(tail[-20:]), file=sys.stderr)
+        log(f"build failed: {failed[0] if failed else list(tail)[-1:]}")
+        print("\n".join(list(tail)[-20:]), file=sys.stderr)
         return False
     log(f"ninja: {f'{total} steps run' if total else 'nothing to do'}")
     return True
