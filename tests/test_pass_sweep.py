@@ -53,3 +53,21 @@ def test_every_pass_on_the_default_catalog():
     code, rows, err = _rows()
     assert code == 0, [row for row in rows if row["verdict"] not in
                        ("pass", "known", "rejected", "skipped")][:10]
+
+
+def test_a_registered_issue_gone_stale_is_a_failing_row_not_a_crash(tmp_path, monkeypatch):
+    """A strict entry in scope that explains nothing (no violation at all) once made the
+    sweep's row builder index an empty list."""
+    from harness.catalog import known_issues
+    from harness.cli import passes
+    from harness.verdict import Result
+    registry = tmp_path / "known_issues.toml"
+    registry.write_text('[[issue]]\ncase = "node-split*"\nverdict = "error"\n'
+                        'reference = "gone upstream"\n')
+    entries = known_issues.registry(str(registry))
+    monkeypatch.setattr(known_issues, "registry", lambda: entries)
+    result = Result("node-split_zero_size_splits_opset18", options={"path": "pass"},
+                    tvm_version="0.27.0.post1", tvm_ffi_version="0.1.14.post1")
+    row = passes.row_of("Normalize", result.case, "imported", result)
+    assert row["verdict"] == "stale" and "gone upstream" in row["detail"]
+    assert "stale" in passes.FAILING

@@ -25,7 +25,7 @@ from harness.tvmapi.inject import load_module
 from harness.tvmapi.pipelines import Options
 from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Result
 
-FAILING = ("mutated", "lossy-roundtrip", "nondeterministic", "crash", "timeout",
+FAILING = ("mutated", "lossy-roundtrip", "nondeterministic", "crash", "timeout", "stale",
            "harness-error")
 
 
@@ -38,6 +38,8 @@ def row_of(swept: str, case: str, point: str, result: Result) -> dict:
         detail = "; ".join(judgement.lines()) or (
             result.violations[0].detail if result.violations else "")
         return _row(swept, case, point, verdict, detail)
+    if judgement.status == "stale":     # nothing new, but a registered issue is gone
+        return _row(swept, case, point, "stale", "; ".join(judgement.lines()))
     first = judgement.unknown[0] if judgement.unknown else result.violations[0]
     if first.kind == "error" and first.path == "(determinism)":
         verdict = "nondeterministic"
