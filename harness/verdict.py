@@ -20,6 +20,7 @@ EXIT_VIOLATED = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 4   # the harness itself failed: a bisect must stop, not blame a release
 EXIT_CANNOT_TEST = 125  # git bisect run: skip this revision
+EXIT_INTERRUPTED = 130  # Ctrl-C: what was finished is kept (rows journals, state files)
 
 _EXIT_CODES = {
     "pass": EXIT_PASS,

@@ -1,7 +1,7 @@
 """Seeded passes registered under relax.transform, as a plugin would register them.
 
 `python -m harness passes --register tests/seeded_sweep.py` imports this file in
-the parent and in every child, so the sweep enumerates these two with the rest.
+the parent and in every child, so the sweep enumerates these three with the rest.
 """
 import os
 import sys
@@ -10,7 +10,7 @@ import tvm
 import tvm_ffi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from seeded import mutate_in_place  # noqa: E402
+from seeded import mutate_in_place, respan_in_place  # noqa: E402
 
 
 class _Counter:
@@ -27,8 +27,14 @@ def _mutator(mod, _ctx):
     return mutate_in_place(mod)
 
 
+def _respanner(mod, _ctx):
+    """Changes only a span of its input in place: invisible to structural hashing."""
+    return respan_in_place(mod)
+
+
 for _name, _body in (("HarnessSeededHiddenState", _hidden_state),
-                     ("HarnessSeededMutator", _mutator)):
+                     ("HarnessSeededMutator", _mutator),
+                     ("HarnessSeededRespanner", _respanner)):
     def _make(body=_body, name=_name):
         return tvm.transform.module_pass(body, opt_level=0, name=name)
     tvm_ffi.register_global_func(f"relax.transform.{_name}", _make, override=True)

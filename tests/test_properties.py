@@ -8,7 +8,7 @@ import sys
 
 import onnx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
 from harness.oracles import attrs_sweep as attrs_check
@@ -34,11 +34,30 @@ def test_strategy_graphs_are_valid_through_both_doors(spec):
 
 @given(graphs.graph_specs(), DOORS)
 def test_path_keeps_both_invariants_and_is_deterministic(spec, door):
-    result = fuzz.check_spec(spec, door, Options())
+    inserted: list[int] = []
+    result = fuzz.check_spec(spec, door, Options(), observe=fuzz.layout_conversions_inserted(inserted))
+    # Steer toward graphs the layout pass really rewrites (the seed bug's kind).
+    target(float(inserted[0] if inserted else 0), label="layout conversions inserted")
     # Registered known issues (tirx.AnnotateEntryFunc on graphs FoldConstant evaluates)
     # are allowed; anything else is news.
     assert not fuzz.news(result), [v.one_line() for v in fuzz.news(result)]
     assert result.tasks > 0
+
+
+def test_the_steering_signal_counts_the_layout_conversions_convert_layout_inserted():
+    conv = graphs.Layer("conv", (0,), (("bias", False), ("dilation", 1), ("groups", 1),
+                                       ("k", 3), ("out_c", 4), ("pads", (1, 1, 1, 1)),
+                                       ("stride", 1)))
+    nhwc = (("relax.nn.conv2d", ("NHWC", "OHWI")),)
+    counts = {}
+    for name, desired in (("nhwc", nhwc), ("none", ())):
+        spec = graphs.GraphSpec((3, 8, 8), "NCHW", (conv,), desired)
+        inserted: list[int] = []
+        fuzz.check_spec(spec, "relax", Options(), observe=fuzz.layout_conversions_inserted(inserted))
+        counts[name] = inserted
+    # NCHW in and out around an NHWC conv: data and weight in, the result out.
+    assert counts["nhwc"] == [3], counts
+    assert counts["none"] == [], counts     # no desired layout: no convert-layout stage
 
 
 def _run_reproducer(path):

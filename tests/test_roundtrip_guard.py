@@ -103,3 +103,22 @@ def test_nan_payloads_compare_by_bits():
     quiet = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000000))[0]
     payload = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000001))[0]
     assert fieldwise._same(quiet, quiet) and not fieldwise._same(quiet, payload)
+
+
+def test_the_sweeps_roundtrip_memo_answers_only_for_the_builtin_copiers(tmp_path, monkeypatch):
+    """The pass sweep remembers lossless round trips of a module text (roundtrip_memo). It
+    must never answer for an injected copier, nor remember a failure."""
+    from harness.oracles import roundtrip_memo
+    monkeypatch.setattr(roundtrip_memo, "memo_dir", lambda: str(tmp_path))
+    sweep = dict(path="pass", sweep_pass="FoldConstant", sweep_point="imported")
+    first = run_in_process(**sweep)
+    assert first.verdict == "pass", first.violations
+    assert not any(c.detail.startswith("remembered") for c in first.copiers)
+    second = run_in_process(**sweep)
+    remembered = {c.name for c in second.copiers if c.detail.startswith("remembered")}
+    assert remembered == {"deepcopy", "json", "tvmscript"}, second.copiers
+    for _ in range(2):   # the faulty copier on the very text the memo knows: never answered
+        faulty = run_in_process(copiers={"deepcopy": compat.deepcopy, "json": seeded.respan_copy,
+                                         "tvmscript": compat.tvmscript_copy}, **sweep)
+        assert faulty.verdict == "lossy-roundtrip", faulty.copiers
+        assert any(v.path == "(json text)" for v in faulty.violations), faulty.violations

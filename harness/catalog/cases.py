@@ -105,6 +105,7 @@ def _discover(rule: dict, slow: set[str]) -> list[Case]:
         return []
     wanted = set(rule.get("ops", []))
     found = []
+    sample = _Sample(rule, "dir " + rule["dir"])
     for entry in sorted(os.listdir(base)):
         path = os.path.join(base, entry)
         if os.path.isdir(path):
@@ -118,16 +119,36 @@ def _discover(rule: dict, slow: set[str]) -> list[Case]:
         for layout in rule.get("layouts", ["nchw"]):
             variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
             tags = _tags(rule.get("tags", []), variant, slow)
-            found.append(Case(variant, source, tags + (("layout",) if layout != "nchw" else ()),
-                              layout))
+            tags += (("layout",) if layout != "nchw" else ()) + sample.tags(case_id)
+            found.append(Case(variant, source, tags, layout))
+    sample.check(found)
     return found
 
 
+class _Sample:
+    """A rule's `default` list: the default run's sample of a large family; the rest of
+    the family is tagged `nightly`. No list: every case is in the default run."""
+
+    def __init__(self, rule: dict, name: str):
+        self.name = name
+        self.default = set(rule["default"]) if "default" in rule else None
+
+    def tags(self, case_id: str) -> tuple[str, ...]:
+        return () if self.default is None or case_id in self.default else ("nightly",)
+
+    def check(self, found: list[Case]) -> None:
+        unknown = (self.default or set()) - {case.id for case in found}
+        if unknown:
+            raise BadInput(f"catalog.toml: the default selection of {self.name} names "
+                           f"unknown cases {sorted(unknown)}")
+
+
 def _discover_onnx_node(rule: dict, slow: set[str]) -> list[Case]:
-    """The ONNX project's node tests whose operator touches layout; outside the rule's
-    `default` selection they are tagged `nightly` (the default run takes a sample)."""
+    """The ONNX project's node tests whose operator touches layout (the rule's `default`
+    list is the default run's sample)."""
     from harness.catalog import onnx_node
-    wanted, default = set(rule.get("ops", [])), set(rule.get("default", []))
+    wanted = set(rule.get("ops", []))
+    sample = _Sample(rule, "onnx-node")
     found = []
     for name, ops in sorted(onnx_node.manifest().items()):
         # `_expanded` variants run the same test through the op's function body: other ops.
@@ -137,13 +158,9 @@ def _discover_onnx_node(rule: dict, slow: set[str]) -> list[Case]:
         for layout in rule.get("layouts", ["nchw"]):
             variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
             tags = _tags(rule.get("tags", []), variant, slow)
-            tags += (("layout",) if layout != "nchw" else ()) + \
-                (() if case_id in default else ("nightly",))
+            tags += (("layout",) if layout != "nchw" else ()) + sample.tags(case_id)
             found.append(Case(variant, "onnx-node:" + name, tags, layout))
-    unknown = default - {case.id for case in found}
-    if unknown:
-        raise BadInput(f"catalog.toml: the onnx-node default selection names unknown cases "
-                       f"{sorted(unknown)}")
+    sample.check(found)
     return found
 
 

@@ -23,17 +23,22 @@ from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, Violation
 
 
-def check_spec(spec, door: str, options: Options, copiers=None) -> Result:
+# What ConvertLayout inserts to change layouts: permute_dims for a permutation
+# (NCHW -> NHWC), layout_transform for the rest (packed layouts such as NCHW4c).
+LAYOUT_CONVERSIONS = ("relax.permute_dims", "relax.layout_transform")
+
+
+def check_spec(spec, door: str, options: Options, copiers=None, observe=None) -> Result:
     """Both invariants and determinism over one generated graph (a GraphSpec), in-process.
 
     The same runner as `check`; determinism is the path run twice on fresh
-    imports giving the same outcome.
+    imports giving the same outcome. `observe(stage, input, output)` sees each stage.
     """
     from harness.catalog import graphs
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
     build = (lambda: compat.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
         (lambda: graphs.to_relax(spec))
-    runner = PathRunner(options, copiers=copiers, fail_fast=has_news)
+    runner = PathRunner(options, copiers=copiers, fail_fast=has_news, observe=observe)
     result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
                                         **compat.versions()))
     if not has_news(result):
@@ -64,12 +69,27 @@ class Outcome:
     spec: object = None          # the shrunk GraphSpec
     door: str = ""
     reproducer: str | None = None
+    layout_conversions: list[int] = dataclasses.field(default_factory=list)  # per example
+
+
+def layout_conversions_inserted(counts: list[int]):
+    """An observer for check_spec: appends how many layout conversions ConvertLayout
+    inserted (the graphs where the layout pass really rewrites something)."""
+    def observe(stage: str, before, after) -> None:
+        if stage == "convert-layout":
+            counts.append(compat.count_calls(after, LAYOUT_CONVERSIONS)
+                          - compat.count_calls(before, LAYOUT_CONVERSIONS))
+    return observe
 
 
 def run(examples: int, seed: int | None = None, options: Options | None = None,
-        copier: str | None = None, out_dir: str = "reproducers", progress=None) -> Outcome:
+        copier: str | None = None, out_dir: str = "reproducers", progress=None,
+        steer: bool = True) -> Outcome:
+    """Fuzz `examples` graphs. `steer`: hypothesis.target on the number of layout
+    conversions ConvertLayout inserted, so generation drifts toward graphs the layout pass
+    rewrites (the seed bug's kind); `Outcome.layout_conversions` has that number per example."""
     # hypothesis is a test extra: imported here so the CLI starts without it.
-    from hypothesis import HealthCheck, given, settings
+    from hypothesis import HealthCheck, given, settings, target
     from hypothesis import seed as with_seed
     from hypothesis import strategies as st
     from hypothesis.database import DirectoryBasedExampleDatabase
@@ -91,7 +111,11 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     @given(spec=graphs.graph_specs(), door=st.sampled_from(["onnx", "relax"]))
     def prop(spec, door):
         outcome.examples += 1
-        result = check_spec(spec, door, options, copiers)
+        inserted: list[int] = []
+        result = check_spec(spec, door, options, copiers, layout_conversions_inserted(inserted))
+        outcome.layout_conversions.append(inserted[0] if inserted else 0)
+        if steer:
+            target(float(outcome.layout_conversions[-1]), label="layout conversions inserted")
         if progress and outcome.examples % 10 == 0:
             progress(f"{outcome.examples} examples, {time.monotonic() - started:.0f} s")
         if has_news(result):
@@ -123,9 +147,12 @@ def cmd_fuzz(args) -> int:
     options = Options(target=args.target, inject_pass=args.inject_pass,
                       inject_before=args.inject_before)
     outcome = run(args.examples, args.seed, options, args.inject_copier, args.out,
-                  progress=lambda text: print(f"fuzz: {text}", file=sys.stderr, flush=True))
+                  progress=lambda text: print(f"fuzz: {text}", file=sys.stderr, flush=True),
+                  steer=not args.no_steer)
     rate = outcome.examples / outcome.seconds if outcome.seconds else 0.0
-    print(f"fuzz: {outcome.examples} examples in {outcome.seconds:.1f} s ({rate:.2f}/s)")
+    rewritten = sum(1 for count in outcome.layout_conversions if count > 0)
+    print(f"fuzz: {outcome.examples} examples in {outcome.seconds:.1f} s ({rate:.2f}/s); "
+          f"ConvertLayout inserted layout conversions in {rewritten} of them")
     if outcome.failure:
         print(f"fuzz: {outcome.violation.kind}: {outcome.violation.one_line()}")
         print(f"fuzz: shrunk to {outcome.spec!r} via {outcome.door}")
@@ -142,6 +169,9 @@ def register(sub) -> None:
     p.add_argument("--target", default="llvm")
     p.add_argument("--inject-pass", metavar="FILE.py:FUNC", default=None)
     p.add_argument("--inject-before", default=None, metavar="STAGE")
+    p.add_argument("--no-steer", action="store_true",
+                   help="do not steer generation toward graphs ConvertLayout rewrites "
+                        "(hypothesis.target on the layout conversions it inserts)")
     p.add_argument("--inject-copier", metavar="FILE.py:EXPR", default=None,
                    help="replace the JSON copier (to prove the round-trip guard bites)")
     p.set_defaults(func=cmd_fuzz)

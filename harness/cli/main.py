@@ -19,7 +19,7 @@ from harness.catalog import known_issues
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, PATH_NAMES, Options
 
-from harness.verdict import EXIT_INTERNAL, EXIT_USAGE, BadInput, Result
+from harness.verdict import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, BadInput, Result
 
 UNITS = {"extract": "tasks", "tune": "workloads", "compile": "code parts"}
 
@@ -210,7 +210,7 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `harness list | head`
         sys.stderr.close()
         return 0

@@ -1,4 +1,7 @@
-"""`python -m harness passes`: every registered relax pass on catalog modules.
+"""`python -m harness passes`: every registered pass on catalog modules.
+
+By default every relax pass and the TIR passes `tvm.compile` runs (see
+harness.tvmapi.passes); `--pass GLOB` picks any registered one by name.
 
 Each (pass, case, point) is one check on the `pass` path: the extract path up to
 the point (imported, legalized, fused), then the pass alone. Through the one
@@ -19,11 +22,14 @@ import time
 
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
+from harness.cli.journal import Journal
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.tvmapi import compat
 from harness.tvmapi import passes as registry
 from harness.tvmapi.inject import load_module
 from harness.tvmapi.pipelines import Options
-from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Result
+from harness.verdict import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_VIOLATED,
+                             BadInput, Result)
 
 FAILING = ("mutated", "lossy-roundtrip", "nondeterministic", "crash", "timeout", "stale",
            "harness-error")
@@ -57,7 +63,24 @@ def _row(swept, case, point, verdict, detail) -> dict:
             "detail": detail[:400]}
 
 
-def markdown(rows: list[dict]) -> str:
+def matrix(rows: list[dict]) -> list[str]:
+    """The pass x case x point matrix: one table per case, a row per pass, a column per
+    point, the verdict in each cell."""
+    lines = ["## Matrix", ""]
+    cases = sorted({row["case"] for row in rows if row["case"] != "*"})
+    for case in cases:
+        cells = {(row["pass"], row["point"]): row["verdict"] for row in rows
+                 if row["case"] == case}
+        points = [p for p in registry.POINTS if any(point == p for _, point in cells)]
+        lines += [f"### {case}", "", "| pass | " + " | ".join(points) + " |",
+                  "|---|" + "---|" * len(points)]
+        lines += [f"| {name} | " + " | ".join(cells.get((name, p), "") for p in points) + " |"
+                  for name in sorted({name for name, _ in cells})]
+        lines.append("")
+    return lines
+
+
+def markdown(rows: list[dict], with_matrix: bool = False) -> str:
     verdicts = sorted({row["verdict"] for row in rows})
     by_pass: dict[str, dict[str, int]] = {}
     for row in rows:
@@ -72,24 +95,60 @@ def markdown(rows: list[dict]) -> str:
                       if r["verdict"] == "skipped" and r["case"] == "*"})
     return "\n".join([f"# Pass sweep: {len(rows)} (pass, case, point) rows", "", *lines, "",
                       "## Findings", "", *(findings or ["none"]), "",
-                      "## Passes not run", "", *(skipped or ["none"]), ""])
+                      "## Passes not run", "", *(skipped or ["none"]), "",
+                      *(matrix(rows) if with_matrix else [])])
+
+
+def select(globs: list[str] | None) -> list[registry.RegisteredPass]:
+    """The passes `--pass GLOB...` names, or the default selection."""
+    if not globs:
+        return registry.default_selection()
+    selected = [p for p in registry.registered()
+                if any(fnmatch.fnmatch(p.name, glob) for glob in globs)]
+    if not selected:
+        raise BadInput(f"no registered pass matches {globs} (relax passes by short name, "
+                       "e.g. 'Fold*'; TIR passes by TVM's name, e.g. 'tirx.*', 's_tir.Lower*')")
+    return selected
+
+
+def listing(selected) -> list[dict]:
+    on_pipeline = registry.pipeline_pass_names()
+    return [{"pass": p.name, "family": "tir" if p.tir else "relax", "points": list(p.points),
+             "on_compile_pipeline": p.name in on_pipeline, "skipped": p.skipped}
+            for p in selected]
 
 
 def cmd_passes(args) -> int:
     if args.register:
         load_module(args.register, flag="--register")   # passes registered under test names
-    selected = [p for p in registry.registered()
-                if not args.pass_ or any(fnmatch.fnmatch(p.name, g) for g in args.pass_)]
-    if not selected:
-        raise BadInput(f"no registered relax.transform pass matches {args.pass_}")
+    selected = select(args.pass_)
+    if args.list:
+        entries = listing(selected)
+        if args.json:
+            print(json.dumps({"passes": entries}, indent=1))
+        else:
+            for entry in entries:
+                print(f"{entry['pass']:45} {entry['family']:5} {','.join(entry['points']):25} "
+                      f"{entry['skipped'] or 'runs'}")
+        return EXIT_PASS
     cases = catalog.select_for_run(args.cases)
-    points = args.point or list(registry.POINTS)
+    if args.resume and not args.out:
+        raise BadInput("--resume continues the rows journal of --out DIR: give --out")
+    journal = Journal(args.out, args.resume, _key, compat.versions()) if args.out else None
+    done = journal.done if journal else {}
     rows = [_row(p.name, "*", "*", "skipped", p.skipped) for p in selected if p.make is None]
     work = [(p.name, case, point) for p in selected if p.make is not None
-            for case in cases for point in points]
-    print(f"passes: {len(selected) - len(rows)} passes x {len(cases)} cases x {len(points)} "
-          f"points = {len(work)} checks ({len(rows)} passes skipped)", file=sys.stderr)
+            for case in cases for point in p.points if not args.point or point in args.point]
+    rows += [done[(name, case.id, point)] for name, case, point in work
+             if (name, case.id, point) in done]
+    todo = [item for item in work if (item[0], item[1].id, item[2]) not in done]
+    runnable = [p for p in selected if p.make is not None]
+    tir = sum(1 for p in runnable if p.tir)
+    print(f"passes: {len(runnable)} passes ({tir} TIR) x {len(cases)} cases x "
+          f"their points = {len(work)} checks, {len(work) - len(todo)} already done "
+          f"({len(selected) - len(runnable)} passes skipped)", file=sys.stderr)
     started = time.monotonic()
+    checked = 0
 
     def one(item):
         name, case, point = item
@@ -97,46 +156,69 @@ def cmd_passes(args) -> int:
                           sweep_pass=name, sweep_point=point, sweep_register=args.register)
         return row_of(name, case.id, point, run_isolated(case.id, options, timeout=args.timeout))
 
+    interrupted = False
     try:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            for index, row in enumerate(pool.map(one, work), 1):
+            for row in pool.map(one, todo):
+                checked += 1
                 rows.append(row)
-                if row["verdict"] in FAILING or index % 50 == 0 or index == len(work):
-                    print(f"[{index}/{len(work)}] {row['pass']} on {row['case']} @ "
+                if journal:
+                    journal.append(row)
+                if row["verdict"] in FAILING or checked % 50 == 0 or checked == len(todo):
+                    print(f"[{checked}/{len(todo)}] {row['pass']} on {row['case']} @ "
                           f"{row['point']}: {row['verdict']}", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
-        print(f"passes: interrupted after {len(rows)} rows; they are written", file=sys.stderr)
+        interrupted = True
+        kept = f"; kept in {journal.path} (--resume continues)" if journal else ""
+        print(f"passes: interrupted after {checked} of {len(todo)} checks{kept}",
+              file=sys.stderr)
+    finally:
+        if journal:
+            journal.close()
     seconds = time.monotonic() - started
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "passes.json"), "w") as handle:
             json.dump({"rows": rows, "seconds": round(seconds, 1)}, handle, indent=1)
         with open(os.path.join(args.out, "passes.md"), "w") as handle:
-            handle.write(markdown(rows))
+            handle.write(markdown(rows, with_matrix=True))
     if args.json:
         print(json.dumps({"rows": rows}, indent=1))
     else:
         print(markdown(rows))
-    print(f"passes: {len(work)} checks in {seconds:.0f} s "
-          f"({len(work) / seconds if seconds else 0:.1f}/s)", file=sys.stderr)
+    print(f"passes: {checked} checks in {seconds:.0f} s "
+          f"({checked / seconds if seconds else 0:.1f}/s)", file=sys.stderr)
+    if interrupted:
+        return EXIT_INTERRUPTED
     verdicts = {row["verdict"] for row in rows}
     if "harness-error" in verdicts:
         return EXIT_INTERNAL
     return EXIT_VIOLATED if verdicts & set(FAILING) else EXIT_PASS
 
 
+def _key(row: dict) -> tuple:
+    return (row["pass"], row["case"], row["point"])
+
+
 def register(sub) -> None:
-    p = sub.add_parser("passes", help="sweep every registered relax pass over catalog modules")
+    p = sub.add_parser("passes", help="sweep every registered pass over catalog modules")
     p.add_argument("cases", nargs="*", help="case ids or globs (default: the default catalog)")
     p.add_argument("--pass", dest="pass_", action="append", metavar="GLOB",
-                   help="only passes whose name matches (repeatable), e.g. 'Fold*'")
+                   help="only passes whose name matches (repeatable), e.g. 'Fold*', "
+                        "'tirx.*' (default: every relax pass and the TIR passes compile runs)")
     p.add_argument("--point", action="append", choices=registry.POINTS,
-                   help="where on the extract path each pass runs (default: all three)")
+                   help="where on the extract path each pass runs (default: all three; "
+                        "TIR passes from legalized on)")
     p.add_argument("--register", metavar="FILE.py",
                    help="import this file first (in the parent and every child): it may "
-                        "register more passes under relax.transform")
+                        "register more passes (relax.transform or TIR)")
+    p.add_argument("--list", action="store_true",
+                   help="list the selected passes (family, points, why skipped) and stop")
     p.add_argument("--json", action="store_true", help='print {"rows": [...]}')
-    p.add_argument("--out", default=None, help="also write passes.md and passes.json here")
+    p.add_argument("--out", default=None,
+                   help="also write passes.md (with the pass x case x point matrix), "
+                        "passes.json and the rows journal here")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the rows already in OUT/rows.jsonl for this TVM, run the rest")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--target", default="llvm")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)

@@ -16,10 +16,12 @@ import time
 
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
+from harness.cli.journal import Journal
 from harness.tvmapi import compat
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.tvmapi.pipelines import PATH_NAMES, Options
-from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, Result
+from harness.verdict import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_VIOLATED,
+                             Result)
 
 
 def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
@@ -43,13 +45,6 @@ def exit_code_of(rows: list[dict]) -> int:
     if "harness-error" in statuses:
         return EXIT_INTERNAL
     return EXIT_VIOLATED if statuses & {"new", "stale"} else EXIT_PASS
-
-
-def read_rows(path: str) -> list[dict]:
-    if not os.path.exists(path):
-        return []
-    with open(path) as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def markdown(rows: list[dict]) -> str:
@@ -86,16 +81,8 @@ def write_tables(rows: list[dict], out_dir: str) -> None:
 
 
 def cmd_report(args) -> int:
-    os.makedirs(args.out, exist_ok=True)
-    rows_path = os.path.join(args.out, "rows.jsonl")
-    versions = compat.versions()
-    done = {}
-    if args.resume:
-        done = {row_key(r): r for r in read_rows(rows_path)
-                if r["tvm_version"] == versions["tvm_version"]
-                and r["tvm_ffi_version"] == versions["tvm_ffi_version"]}
-    elif os.path.exists(rows_path):
-        os.remove(rows_path)
+    journal = Journal(args.out, args.resume, row_key, compat.versions())
+    done = journal.done
     cases = catalog.select_for_run(args.pattern, everything=args.all)
 
     def options_of(case) -> Options:
@@ -117,21 +104,21 @@ def cmd_report(args) -> int:
                 time.monotonic() - t0)
 
     try:
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool, \
-                open(rows_path, "a", buffering=1) as sink:
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool, journal:
             for index, future in enumerate(
                     concurrent.futures.as_completed([pool.submit(one, c) for c in todo]), 1):
                 case, result, wall = future.result()
                 row = row_of(case, result, wall)
-                sink.write(json.dumps(row) + "\n")
+                journal.append(row)
                 rows.append(row)
                 print(f"[{index}/{len(todo)}] {case.id}: {result.verdict} ({row['status']}, "
                       f"{result.tasks} tasks, {wall:.1f} s)", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
-        print(f"report: interrupted; {len(rows)} rows kept in {rows_path} (--resume continues)",
+        print(f"report: interrupted; {len(rows)} rows kept in {journal.path} "
+              "(--resume continues)",
               file=sys.stderr)
         write_tables(rows, args.out)
-        return 130
+        return EXIT_INTERRUPTED
     write_tables(rows, args.out)
     print(f"report: {len(rows)} rows in {time.monotonic() - started:.0f} s -> "
           f"{os.path.join(args.out, 'report.md')}", file=sys.stderr)

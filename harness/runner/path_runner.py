@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from harness.oracles import roundtrip
+from harness.oracles import roundtrip, roundtrip_memo
 from harness.oracles import tasks as task_oracle
 from harness.oracles.fingerprint import Fingerprint
 from harness.runner import classify
@@ -66,8 +66,12 @@ class PathRunner:
 
     def __init__(self, options: Options, emit: Emit = _no_emit,
                  copiers: dict[str, roundtrip.Copier] | None = None, fail_fast: bool = False,
-                 crash_input_path: str | None = None):
+                 crash_input_path: str | None = None,
+                 observe: Callable[[str, object, object], None] | None = None):
         self.options = options
+        # Called with (stage name, input, output) after each stage that succeeded: a
+        # read-only window for measurements (the fuzzer's steering), never a check.
+        self.observe = observe
         # Fuzzing: the first violation decides, skip the rest. A callable decides which
         # results count (the fuzzer passes over registered known issues).
         self.fail_fast = fail_fast
@@ -118,7 +122,8 @@ class PathRunner:
         # Fuzzing (fail-fast) runs the cheap path first: most shrink candidates stop there,
         # and the source's round trips (TVMScript's parse the costliest) are then not paid.
         deferred = bool(self.fail_fast)
-        if checks and not deferred:
+        source_copies = checks and not self.path.round_trip_output
+        if source_copies and not deferred:
             self._copies(result, source, "import", self.source_fp.json_text)
             if self._stop(result):
                 return result
@@ -130,12 +135,15 @@ class PathRunner:
             if checks and full and output is not current:
                 self._copies(result, output, stage.name)
             current = output
-        if checks and deferred and not self._stop(result):
+        if source_copies and deferred and not self._stop(result):
             self._copies(result, source, "import", self.source_fp.json_text)
         if not failed and not self._stop(result):
             self.outcome_signatures = self.path.summarize(output)
             result.tasks = len(self.outcome_signatures)
-            if checks:
+            if checks and self.path.round_trip_output:
+                self._copies(result, output, f"{self.path.final.name} (output)",
+                             compat.save_json(output), memo=True)
+            if checks and not self._stop(result):
                 self._check_final(result, current, self.outcome_signatures)
                 if full:
                     self._check_source_copies(result, source, self.outcome_signatures)
@@ -146,7 +154,9 @@ class PathRunner:
     def _stage(self, result: Result, stage, source, current):
         """Run one stage under the guards; (output, failed)."""
         checks = self.options.checks
-        input_fp = Fingerprint.of(current) if checks and current is not source else None
+        input_json = self.path.round_trip_output and stage is self.path.final
+        input_fp = (Fingerprint.of(current, with_json=input_json)
+                    if checks and current is not source else None)
         watched = [Watched("source", source)] if checks else []
         if checks and current is not source:
             watched.append(Watched("stage input", current))
@@ -171,6 +181,8 @@ class PathRunner:
         if failure is not None:
             self._stage_error(result, stage.name, failure, running)
             return None, True
+        if self.observe is not None:
+            self.observe(stage.name, current, output)
         return output, False
 
     def _stage_mutations(self, result, record, stage, source, current, input_fp, blamed,
@@ -183,6 +195,12 @@ class PathRunner:
             self._violate(result, Violation(
                 "mutated", stage.name, self._input_path(stage, current),
                 "the stage mutated its input IRModule in place", *pass_fields))
+            return
+        if input_fp is not None and input_fp.json_text is not None and not findings \
+                and input_fp.changed_path(current):
+            self._violate(result, Violation(
+                "mutated", stage.name, "(outside structural equality)",
+                "the stage changed its input IRModule's JSON text in place", *pass_fields))
             return
         if not (mutated_by or findings):
             return
@@ -243,15 +261,23 @@ class PathRunner:
         self.emit({"event": "violation", **violation.to_json()})
 
     def _copies(self, result: Result, mod, stage: str, json_text: str | None = None,
-                only: tuple[str, ...] | None = None) -> dict:
+                only: tuple[str, ...] | None = None, memo: bool = False) -> dict:
         """Copy `mod` with every copier and compare; the good copies, by copier name.
 
         `json_text`, when the caller already serialized `mod`, spares the default
         JSON copier a second save_json (the costliest call on weight-heavy models).
+        `memo` (the sweep, which wants verdicts, not copies): a round trip this build
+        already made losslessly of the same text is not made again (roundtrip_memo).
         """
         copies = {}
         for name, copier in self.copiers.items():
             if only is not None and name not in only:
+                continue
+            memo_text = json_text if memo and copier is roundtrip.COPIERS.get(name) else None
+            if memo_text is not None and roundtrip_memo.remembered(name, memo_text):
+                result.copiers.append(CopierRecord(
+                    name, "pass", 0.0, "remembered: this build copied this module text "
+                    "losslessly before"))
                 continue
             if json_text is not None and copier is roundtrip.json_roundtrip:
                 copier = lambda _mod: compat.load_json(json_text)  # noqa: E731
@@ -268,6 +294,8 @@ class PathRunner:
                 round(time.perf_counter() - started, 4), violation.detail if violation else ""))
             if violation:
                 self._violate(result, violation)
+            elif memo_text is not None and copy is not None:
+                roundtrip_memo.remember(name, memo_text)
             if copy is not None:
                 copies[name] = copy
         return copies

@@ -104,8 +104,8 @@ def meta_schedule():
 
 # ---- structure -------------------------------------------------------------
 
-def structural_hash(obj) -> int:
-    return ffi().structural_hash(obj)
+def structural_hash(obj, map_free_vars: bool = False) -> int:
+    return ffi().structural_hash(obj, map_free_vars=map_free_vars)
 
 
 def structural_equal(a, b) -> bool:
@@ -294,6 +294,23 @@ def call_attrs(mod) -> list[tuple[str, Any]]:
     return out
 
 
+def count_calls(mod, op_names: tuple[str, ...]) -> int:
+    """How many bindings of the module's relax functions call one of these ops (relax is
+    in A-normal form: each call is a binding's value; a walk with a Python callback per
+    node cost the fuzzer 50 ms an example)."""
+    relax = tvm().relax
+    count = 0
+    for func in mod.functions.values():
+        if isinstance(func, relax.Function) and isinstance(func.body, relax.SeqExpr):
+            for block in func.body.blocks:
+                for binding in block.bindings:
+                    value = binding.value
+                    if isinstance(value, relax.Call) and \
+                            getattr(value.op, "name", None) in op_names:
+                        count += 1
+    return count
+
+
 def tensor_annotation(shape, dtype: str):
     relax = tvm().relax
     if hasattr(relax, "TensorStructInfo"):  # 0.25
@@ -474,3 +491,14 @@ def int_imm(value: int, dtype: str = "int64"):
 def float_imm(value: float, dtype: str = "float32"):
     t = tvm()
     return t.tirx.FloatImm(dtype, value) if hasattr(t, "tirx") else t.tir.FloatImm(dtype, value)
+
+
+def build_identity() -> str:
+    """This exact TVM build: versions, where tvm is imported from, and each loaded TVM
+    library's size and mtime (a source build keeps its version across commits)."""
+    tvm()
+    parts = [json.dumps(versions(), sort_keys=True), os.path.realpath(tvm().__file__)]
+    for library in _loaded_libraries():
+        stat = os.stat(library)
+        parts.append(f"{library}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "\n".join(parts)

@@ -1,11 +1,17 @@
-"""Every pass TVM registers under `relax.transform`, found by reflection.
+"""Every pass TVM registers, found by reflection: relax's and the TIR passes compile runs.
 
-The list comes from the FFI registry (`relax.transform.*` global functions), never
-from a hand-written list of names, so a pass added upstream is swept without
-editing this file. Each is built through its Python wrapper with the wrapper's
-defaults; the few that need arguments take them from ARGUMENTS; a pass that still
-cannot be built (it needs a database, a pattern, a codegen, a function to
-differentiate) is listed as skipped with the reason TVM gave.
+The list comes from the FFI registry (`relax.transform.*`, `tirx.transform.*`,
+`s_tir.transform.*` global functions), never from a hand-written list of names,
+so a pass added upstream is swept without editing this file. Each is built
+through its Python wrapper with the wrapper's defaults; the few that need
+arguments take them from ARGUMENTS; a pass that still cannot be built (it needs a
+database, a pattern, a codegen, a function to differentiate) is listed as skipped
+with the reason TVM gave.
+
+TIR has many passes the CPU pipelines never run (GPU, Hexagon, profiling); the
+sweep's default takes the TIR passes `tvm.compile` really runs, recorded by an
+instrument on a one-conv compile (`pipeline_pass_names`), so the selection
+follows TVM's pipelines as they change. `--pass` reaches every registered one.
 """
 from __future__ import annotations
 
@@ -17,7 +23,9 @@ from harness.tvmapi import compat
 from harness.tvmapi.pipelines import LAYOUTS
 from harness.verdict import first_line
 
-PREFIX = "relax.transform."
+RELAX = "relax.transform"
+# TIR namespaces, newest first (0.25 has tir.transform; later trees split it).
+TIR = ("tirx.transform", "s_tir.transform", "tir.transform")
 # Arguments for passes whose wrapper has no defaults: the sweep's one table.
 ARGUMENTS: dict[str, tuple] = {
     "ConvertLayout": (LAYOUTS["nhwc"],),   # the catalog's own NHWC rewrite
@@ -27,42 +35,97 @@ ARGUMENTS: dict[str, tuple] = {
 }
 # The points of the extract path at which every pass is run on the module held there.
 POINTS = ("imported", "legalized", "fused")
+# TIR passes see PrimFuncs, which appear at legalization: as imported there are none.
+TIR_POINTS = ("legalized", "fused")
 
 
 @dataclasses.dataclass(frozen=True)
 class RegisteredPass:
-    name: str                      # short name: FoldConstant
+    name: str                      # relax: FoldConstant; TIR: its PassInfo name, tirx.ConvertSSA
     make: Callable[[], Any] | None  # builds the Pass; None when skipped
     call: str                      # the constructor as a Python expression (reproducers)
     skipped: str = ""              # why it cannot run in the sweep
+    tir: bool = False
+
+    @property
+    def points(self) -> tuple[str, ...]:
+        return TIR_POINTS if self.tir else POINTS
+
+
+def _build(name: str, wrapper, args: tuple, call: str, tir: bool) -> RegisteredPass:
+    tvm = compat.tvm()
+    if wrapper is None:
+        return RegisteredPass(name, None, call, "no Python wrapper", tir)
+    try:
+        built = wrapper(*args)
+    except Exception as exc:  # noqa: BLE001 - TVM's reason is the report
+        return RegisteredPass(name, None, call, f"needs arguments: {first_line(exc)[:200]}", tir)
+    if not isinstance(built, tvm.transform.Pass):
+        return RegisteredPass(name, None, call,
+                              f"not a pass constructor (returns {type(built).__name__})", tir)
+    return RegisteredPass(name, lambda: wrapper(*args), call, "", tir)
+
+
+def _python_module(namespace: str):
+    """tvm.tirx.transform for "tirx.transform" (None when this TVM has no such module)."""
+    module = compat.tvm()
+    for part in namespace.split("."):
+        module = getattr(module, part, None)
+        if module is None:
+            return None
+    return module
 
 
 @functools.cache
 def registered() -> tuple[RegisteredPass, ...]:
-    tvm = compat.tvm()
-    ffi = compat.ffi()
-    names = sorted(name[len(PREFIX):] for name in ffi.registry.list_global_func_names()
-                   if name.startswith(PREFIX) and "." not in name[len(PREFIX):])
+    names = compat.ffi().registry.list_global_func_names()
     found = []
-    for name in names:
-        wrapper = getattr(tvm.relax.transform, name, None)
-        args = ARGUMENTS.get(name, ())
-        call = f"relax.transform.{name}({', '.join(repr(a) for a in args)})"
-        if wrapper is None:
-            found.append(RegisteredPass(name, None, call, "no Python wrapper"))
+    for namespace in (RELAX, *TIR):
+        module = _python_module(namespace)
+        if module is None:
             continue
-        try:
-            built = wrapper(*args)
-        except Exception as exc:  # noqa: BLE001 - TVM's reason is the report
-            found.append(RegisteredPass(name, None, call,
-                                        f"needs arguments: {first_line(exc)[:200]}"))
-            continue
-        if not isinstance(built, tvm.transform.Pass):
-            found.append(RegisteredPass(name, None, call,
-                                        f"not a pass constructor (returns {type(built).__name__})"))
-            continue
-        found.append(RegisteredPass(name, lambda w=wrapper, a=args: w(*a), call))
+        tir = namespace != RELAX
+        prefix = namespace + "."
+        for short in sorted(n[len(prefix):] for n in names
+                            if n.startswith(prefix) and "." not in n[len(prefix):]):
+            args = ARGUMENTS.get(short, ()) if not tir else ()
+            if tir:
+                name = f"{namespace.split('.')[0]}.{short}"   # TVM's PassInfo name
+                call = f"tvm.{namespace}.{short}()"
+            else:
+                name = short
+                call = f"relax.transform.{short}({', '.join(repr(a) for a in args)})"
+            found.append(_build(name, getattr(module, short, None), args, call, tir))
     return tuple(found)
+
+
+@functools.cache
+def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
+    """The names of the passes `tvm.compile` runs on a one-conv module (about 0.1 s)."""
+    tvm = compat.tvm()
+    relax, op = tvm.relax, compat.relax_op()
+    builder = compat.block_builder()
+    data = relax.Var("data", compat.tensor_annotation((1, 3, 8, 8), "float32"))
+    weight = relax.Var("weight", compat.tensor_annotation((4, 3, 3, 3), "float32"))
+    with builder.function("main", [data, weight]):
+        with builder.dataflow():
+            out = builder.emit_output(builder.emit(op.nn.relu(op.nn.conv2d(data, weight))))
+        builder.emit_func_output(out)
+    seen: set[str] = set()
+
+    class Recorder:
+        def run_before_pass(self, mod, info):
+            seen.add(info.name)
+
+    with compat.pass_context([compat.pass_instrument(Recorder)()], immutable=False):
+        compat.compile_module(builder.get(), compat.make_target(target, 1))
+    return frozenset(seen)
+
+
+def default_selection() -> list[RegisteredPass]:
+    """Every relax pass, and the TIR passes compile runs."""
+    on_pipeline = pipeline_pass_names()
+    return [p for p in registered() if not p.tir or p.name in on_pipeline]
 
 
 def lookup(name: str) -> RegisteredPass:

@@ -5,8 +5,9 @@
 - `tune`: `static_shape_tuning_pipeline` itself (TVM's definition, not a copy) with
   a small budget, with or without `cpu_weight_prepack` (the layout-rewrite passes).
 - `compile`: `tvm.compile` to a VM executable (the seed's fallback after optimize).
-- `pass`: one registered pass (`sweep_pass`) on the module the extract path holds at
-  `sweep_point` (imported, legalized, fused): the pass sweep's unit of work.
+- `pass`: one registered relax or TIR pass (`sweep_pass`) on the module the extract path holds at
+  `sweep_point` (imported, legalized, fused; after ConvertLayout for a case with a layout):
+  the pass sweep's unit of work.
 
 Every stage takes the module the path holds and returns the next one; the final
 stage returns the path's outcome (tasks, tuned workloads, an executable), which
@@ -50,7 +51,7 @@ class Options:
     prepack: bool = False              # tune: cpu_weight_prepack (the layout-rewrite passes)
     pass_guard: bool = True            # False: the stage-level guard only (benchmarks)
     keep_crash_input: bool = False     # write each pass's input JSON first (crash evidence)
-    sweep_pass: str | None = None      # path `pass`: a relax.transform pass's short name
+    sweep_pass: str | None = None      # path `pass`: FoldConstant, tirx.ConvertSSA (passes.py)
     sweep_point: str = "imported"      # path `pass`: imported | legalized | fused
     sweep_register: str | None = None  # path `pass`: a file registering more passes
 
@@ -72,6 +73,9 @@ class Path:
     summarize: Callable[[Any], list]   # the final outcome -> comparable signatures
     unit: str                          # what `Result.tasks` counts
     run_twice: bool = False            # also compare two runs of the final stage on copies
+    # The pass sweep: round-trip the final stage's output (and check its input's JSON)
+    # rather than the source, which is the same for every pass of a case (`check` has it).
+    round_trip_output: bool = False
 
     @property
     def final(self) -> Stage:
@@ -163,21 +167,30 @@ def _sweep_path(options: Options, target) -> Path:
     try:
         swept = passes.lookup(options.sweep_pass or "")
     except KeyError:
-        raise BadInput(f"no pass relax.transform.{options.sweep_pass} is registered") from None
+        raise BadInput(f"no pass {options.sweep_pass!r} is registered (relax passes by "
+                       "short name, TIR passes as tirx.NAME / s_tir.NAME)") from None
     if swept.make is None:
-        raise BadInput(f"relax.transform.{swept.name} cannot run in the sweep: {swept.skipped}")
+        raise BadInput(f"{swept.name} cannot run in the sweep: {swept.skipped}")
+    # A case with a layout (-nhwc) starts, as its extract path does, with ConvertLayout:
+    # every point is then on the converted module (the layout pass's output, the seed
+    # bug's ground); a case ConvertLayout fails on cannot reach any point (skipped).
+    front = _front(options)
     prefixes = {
-        "imported": [],
-        "legalized": [_pass_stage("legalize-ops", compat.legalize_ops,
-                                  "relax.transform.LegalizeOps()")],
-        "fused": [_zero_pipeline_stage()],
+        "imported": front,
+        "legalized": front + [_pass_stage("legalize-ops", compat.legalize_ops,
+                                          "relax.transform.LegalizeOps()")],
+        "fused": front + [_zero_pipeline_stage()],
     }
     if options.sweep_point not in prefixes:
         raise BadInput(f"sweep point must be one of {', '.join(prefixes)}")
     stages = prefixes[options.sweep_point] + [
         _pass_stage(f"pass:{swept.name}", swept.make, swept.call)]
-    return Path("pass", stages, lambda mod: [("module", compat.structural_hash(mod))], "module",
-                run_twice=True)
+    # Free variables are hashed by position: a pass run out of its pipeline position can
+    # leave one (s_tir.HoistExpression hoists a block iterator out of its block), and
+    # a free variable is the input's own object, which no copy can share.
+    return Path("pass", stages,
+                lambda mod: [("module", compat.structural_hash(mod, map_free_vars=True))],
+                "module", run_twice=True, round_trip_output=True)
 
 
 _PATHS = {"extract": _extract_path, "tune": _tune_path, "compile": _compile_path,

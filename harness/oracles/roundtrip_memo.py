@@ -1,0 +1,53 @@
+"""Remembered round trips: the pass sweep pays each module's copies once per TVM build.
+
+The sweep runs some 250 passes at each point of each case; most change nothing, so
+their outputs are one module copied over and over (TVMScript's parse alone is most
+of a small check). A module text that a built-in copier carried losslessly once is
+carried losslessly again by the same build, so the verdict is kept on disk, like a
+compiler cache: the key is the copier, the module's JSON text, this exact TVM build
+(`compat.build_identity`) and the oracles' own source. Only a lossless verdict is
+kept; a failure is recomputed every time, and an injected copier is never
+remembered. `rm -r .harness-cache/roundtrip-memo` forgets everything.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+from harness.tvmapi import compat
+from harness.versions import envs
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The code a remembered verdict was reached by: change it and the memo starts afresh.
+_SOURCES = (os.path.join(_HERE, "roundtrip.py"), os.path.join(_HERE, "fieldwise.py"),
+            compat.__file__)
+
+
+@functools.cache
+def _salt() -> str:
+    digest = hashlib.sha256(compat.build_identity().encode())
+    for path in _SOURCES:
+        with open(path, "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()[:16]
+
+
+def memo_dir() -> str:
+    return os.path.join(envs.cache_dir(), "roundtrip-memo")
+
+
+def _entry(copier: str, json_text: str) -> str:
+    digest = hashlib.sha256(copier.encode() + b"\n" + json_text.encode()).hexdigest()
+    return os.path.join(memo_dir(), _salt(), digest[:2], digest)
+
+
+def remembered(copier: str, json_text: str) -> bool:
+    return os.path.exists(_entry(copier, json_text))
+
+
+def remember(copier: str, json_text: str) -> None:
+    path = _entry(copier, json_text)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a"):
+        pass
