@@ -9,7 +9,7 @@ with the module's JSON size. The total JSON compare needs the copy's own
 save_json, so it is timed with it. TVMScript is printed with its metadata
 section (constants) and parsed back: the third copier's whole cost.
 
-Usage: python bench/copier_cost.py [CASE ...]   (default: yolov3-tiny light_resnet50-nhwc)
+Usage: python bench/copier_cost.py [CASE ...]   (default: yolov3-tiny light_resnet50)
 Runs in this process: nothing else should run on the machine meanwhile.
 """
 from __future__ import annotations
@@ -60,7 +60,7 @@ COLUMNS = ("save_json", "deepcopy", "json", "tvmscript", "structural", "fieldwis
 
 
 def main(argv: list[str]) -> int:
-    case_ids = argv or ["yolov3-tiny", "light_resnet50-nhwc"]
+    case_ids = argv or ["yolov3-tiny", "light_resnet50"]
     print(f"{'module':<46} {'JSON MB':>8} " + " ".join(f"{c + ' s':>10}" for c in COLUMNS))
     with compat.pass_context([], immutable=False):
         for case_id in case_ids:

@@ -20,11 +20,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 def main(argv: list[str]) -> int:
     examples = int(argv[0]) if argv else 100
     seed = int(argv[1]) if len(argv) > 1 else 0
-    os.environ["HARNESS_CACHE"] = tempfile.mkdtemp(prefix="harness-bench-")
     from harness.cli import fuzz
     print(f"{'steering':<10} {'examples':>8} {'seconds':>8} {'per s':>7} {'rewritten':>10} "
           f"{'mean ops':>9}")
     for steer in (False, True):
+        # the example database is keyed by hooks, not steering: a fresh one per run
+        os.environ["HARNESS_CACHE"] = tempfile.mkdtemp(prefix="harness-bench-")
         outcome = fuzz.run(examples, seed=seed, steer=steer, out_dir=tempfile.mkdtemp())
         counts = outcome.layout_conversions
         rewritten = sum(1 for count in counts if count > 0)

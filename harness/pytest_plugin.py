@@ -60,7 +60,7 @@ def pytest_generate_tests(metafunc):
             marks = [pytest.mark.xdist_group(f"{case.id}-{path}")]
             if case.slow or path == "tune":
                 marks.append(pytest.mark.slow)
-            if "nightly" in case.tags:     # outside the onnx-node default sample
+            if "nightly" in case.tags:     # outside the default samples
                 marks.append(pytest.mark.nightly)
             suffix = "" if path == "extract" else f"-{path}"
             for invariant in INVARIANTS:

@@ -60,3 +60,15 @@ def test_user_onnx_file_is_checked(tmp_path):
     if data["status"] == "known":   # registered issues exit 0; a bisect counts them
         code, out, err = cli("check", str(path), "--quiet", "--ignore-known")
         assert code == 1 and "known: mutated" in out, out + err
+
+
+@pytest.mark.parametrize("args, says", [
+    (["report", "conv-relu"], "no case matches 'conv-relu'; did you mean"),
+    (["passes", "conv-relu", "--pass", "Normalize"], "no case matches 'conv-relu'"),
+    (["passes", "--list", "--target", "nosuch"], "TVM cannot make this target"),
+    (["passes", "conv-reshape-concat", "--pass", "tirx.ConvertSSA", "--point", "imported"],
+     "no (pass, point) to run"),
+])
+def test_a_case_pattern_or_target_that_names_nothing(args, says):
+    """Once an empty run that passed: a mistyped case glob ran zero checks, exit 0."""
+    assert says in _one_line_error(*cli(*args)[::2])

@@ -34,6 +34,15 @@ layout = "nhwc"
 stage = "convert-layout"
 verdict = "error"
 reference = "ConvertLayout on Sum"
+
+[[issue]]
+case = "*"
+path = "pass"
+stage = "pass:s_tir.InstrumentProfileIntrinsics"
+verdict = "error"
+access_path = "(determinism)"
+strict = false
+reference = "hidden counter"
 """
 STACK = {"tvm_version": "0.27.0.post1", "tvm_ffi_version": "0.1.14.post1"}
 
@@ -72,6 +81,15 @@ def test_same_kind_at_another_pass_is_news(registry):
                                           annotate(pass_name="relax.FoldConstant")))
     assert judgement.status == "new" and judgement.exit_code == 1
     assert [v.pass_name for v in judgement.unknown] == ["relax.FoldConstant"]
+
+
+def test_an_entry_for_the_run_twice_check_does_not_explain_other_errors_there(registry):
+    stage = "pass:s_tir.InstrumentProfileIntrinsics"
+    hidden = Violation("error", stage, "(determinism)", "not deterministic")
+    refused = Violation("error", stage, "(exception)", "InternalError: check failed")
+    assert known_issues.judge(result("conv", hidden, path="pass")).status == "known"
+    judgement = known_issues.judge(result("conv", hidden, refused, path="pass"))
+    assert judgement.status == "new" and judgement.unknown == [refused]
 
 
 def test_strict_entry_that_no_longer_happens_is_stale(registry):

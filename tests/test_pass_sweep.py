@@ -27,7 +27,10 @@ def _nightly_selected(config) -> bool:
 
 def _registered_passes() -> list[dict]:
     proc = subprocess.run([sys.executable, "-m", "harness", "passes", "--list", "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600, check=True)
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    if proc.returncode:   # a collection error that says why, not a CalledProcessError
+        raise RuntimeError(f"`python -m harness passes --list` exited {proc.returncode}:\n"
+                           f"{proc.stderr[-3000:]}")
     return [entry for entry in json.loads(proc.stdout)["passes"] if not entry["skipped"]]
 
 
@@ -63,7 +66,10 @@ def test_pass_keeps_both_invariants(swept_pass, points, case_ids):
         f"{row['case']} @ {row['point']}: {row['verdict']}: {row['detail']}\n  reproduce: "
         f"python -m harness passes {row['case']} --pass {swept_pass} --point {row['point']}"
         for row in failing)
-    assert any(row["verdict"] in ("pass", "known") for row in rows), rows   # something ran
+    if not any(row["verdict"] in ("pass", "known") for row in rows):
+        # e.g. a TIR pass that needs lowered blocks: no case and point can feed it
+        pytest.skip("no case and point could run the pass: "
+                    + "; ".join(sorted({row["detail"] for row in rows}))[:300])
     known = [row["detail"] for row in rows if row["verdict"] == "known"]
     if known:
         pytest.xfail(known[0])
@@ -76,10 +82,12 @@ def _rows(*args):
 
 
 def test_seeded_passes_registered_under_test_names_are_swept_and_caught():
-    # One sweep for three concerns (each CLI call imports TVM): the seeded passes, a TIR
-    # pass (run from legalized on) and a pass that needs arguments (skipped, with why).
+    # One sweep for four concerns (each CLI call imports TVM): the seeded passes, a TIR
+    # pass (run from legalized on), one leaving a free variable, and a pass that needs
+    # arguments (skipped, with why).
     code, rows, err = _rows(SMALL_CASE, "--register", SEEDED_SWEEP, "--pass", "HarnessSeeded*",
-                            "--pass", "*.LowerInitBlock", "--pass", "Gradient")
+                            "--pass", "*.LowerInitBlock", "--pass", "s_tir.HoistExpression",
+                            "--pass", "Gradient")
     assert code == 1, err
     verdicts = {(row["pass"], row["point"]): row["verdict"] for row in rows}
     for point in ("imported", "legalized", "fused"):
@@ -91,6 +99,10 @@ def test_seeded_passes_registered_under_test_names_are_swept_and_caught():
     assert sorted((row["point"], row["verdict"]) for row in rows
                   if row["pass"].endswith(".LowerInitBlock")) == [
         ("fused", "pass"), ("legalized", "pass")]
+    # its output holds a free variable (a block iterator hoisted out of its block): a copy
+    # has its own, matched by position, not a lossy round trip
+    assert {row["verdict"] for row in rows if row["pass"] == "s_tir.HoistExpression"} == {
+        "pass"}, rows
     (gradient,) = [row for row in rows if row["pass"] == "Gradient"]
     assert gradient["verdict"] == "skipped" and "func_name" in gradient["detail"]
 
@@ -113,18 +125,38 @@ def test_the_default_selection_is_every_relax_pass_and_the_tir_passes_compile_ru
     assert code == 0, err
     listed = {entry["pass"]: entry for entry in json.loads(out)["passes"]}
     tir = [entry for entry in listed.values() if entry["family"] == "tir"]
-    assert len(tir) >= 20 and all(entry["on_compile_pipeline"] for entry in tir), tir[:3]
     assert all(entry["points"] == ["legalized", "fused"] for entry in tir)
-    assert {"FoldConstant", "ConvertLayout"} <= set(listed)
+    # the recorded compile decides: passes every CPU build runs are in, profiling and
+    # off-pipeline rewrites are not (though --pass reaches them)
+    assert {"FoldConstant", "ConvertLayout", "tirx.ConvertSSA", "tirx.MakePackedAPI",
+            "s_tir.LowerInitBlock",
+            "tirx.ForceNarrowIndexToInt32"} <= set(listed)   # its PassInfo: NarrowDataType
+    assert not {"s_tir.InstrumentProfileIntrinsics", "s_tir.HoistExpression"} & set(listed)
 
 
-def test_an_interrupted_sweep_resumes_from_its_rows_journal(tmp_path):
-    args = (SMALL_CASE, "--pass", "Normalize", "--point", "imported", "--out", str(tmp_path))
-    code, rows, err = _rows(*args)
+def test_a_sweep_cut_short_resumes_from_its_rows_journal(tmp_path):
+    common = (SMALL_CASE, "--point", "imported", "--out", str(tmp_path))
+    code, rows, err = _rows(*common, "--pass", "Normalize")
     assert code == 0 and [row["verdict"] for row in rows] == ["pass"], rows
-    code, resumed, err = _rows(*args, "--resume")   # nothing left to decide
-    assert "1 already done" in err and "passes: 0 checks" in err, err
-    assert resumed == rows
+    with open(tmp_path / "passes-rows.jsonl", "a") as journal:   # killed mid-write
+        journal.write('{"stack": {"tvm_version": "0.2')
+    code, resumed, err = _rows(*common, "--pass", "Normalize", "--pass", "FoldConstant",
+                               "--resume")
+    assert "1 already done" in err and "passes: 1 checks" in err, err
+    assert [row["pass"] for row in resumed] == ["Normalize", "FoldConstant"]
+    assert resumed[0] == rows[0]
+
+
+def test_a_journal_keeps_only_the_rows_of_the_stack_it_resumes_on(tmp_path):
+    """Rows measured on another TVM, target or --register file are run again."""
+    from harness.cli.journal import Journal
+    key = lambda row: row["id"]   # noqa: E731
+    with Journal(str(tmp_path), "passes", False, key, {"target": "llvm"}) as journal:
+        journal.append({"id": 1})
+    assert Journal(str(tmp_path), "passes", True, key, {"target": "llvm"}).done == {
+        1: {"id": 1}}
+    assert Journal(str(tmp_path), "passes", True, key, {"target": "other"}).done == {}
+    assert Journal(str(tmp_path), "report", True, key, {"target": "llvm"}).done == {}
 
 
 def test_an_unknown_pass_glob_is_bad_input():
@@ -148,3 +180,21 @@ def test_a_registered_issue_gone_stale_is_a_failing_row_not_a_crash(tmp_path, mo
     row = passes.row_of("Normalize", result.case, "imported", result)
     assert row["verdict"] == "stale" and "gone upstream" in row["detail"]
     assert "stale" in passes.FAILING
+
+
+@pytest.mark.in_process_tvm
+def test_tvm_failing_the_recording_compile_is_a_violation_not_our_bug(monkeypatch, capsys):
+    """The default selection records the passes of a real compile; when TVM cannot make
+    it, that is TVM's failure (exit 1) with the way out, not an internal error."""
+    from harness.cli.main import main
+    from harness.tvmapi import compat
+    from harness.tvmapi import passes as registry
+    monkeypatch.setattr(compat, "compile_module",   # a genuine TVM exception
+                        lambda mod, target: compat.load_json("{not json"))
+    registry.pipeline_pass_names.cache_clear()
+    try:
+        assert main(["passes", "--list"]) == 1
+    finally:
+        registry.pipeline_pass_names.cache_clear()
+    err = capsys.readouterr().err
+    assert "tvm.compile failed on a one-conv module" in err and "--pass GLOB" in err, err

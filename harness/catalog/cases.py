@@ -35,7 +35,8 @@ class Case:
 
     @property
     def opt_in(self) -> bool:
-        """Left out of default runs: slow, or outside the onnx-node sample (`nightly`)."""
+        """Left out of default runs: tagged `slow` or `nightly` (outside the default
+        samples of onnx-node and pytorch-converted models, the larger darknet models)."""
         return self.slow or "nightly" in self.tags
 
     def model(self) -> onnx.ModelProto:
@@ -206,7 +207,10 @@ def select(patterns: list[str] | None = None, tags: list[str] | None = None) -> 
 
 def select_for_run(patterns: list[str] | None, everything: bool = False) -> list[Case]:
     """What a catalog-wide command runs: the cases named, else all but the opt-in ones
-    (unless `everything`)."""
+    (unless `everything`). A pattern that matches no case is bad input, not an empty run."""
+    for pattern in patterns or ():
+        if not select([pattern]):
+            raise BadInput(f"no case matches {pattern!r}{_suggestions(pattern)}")
     return [case for case in select(patterns or None)
             if everything or patterns or not case.opt_in]
 
@@ -219,6 +223,9 @@ def resolve(name: str) -> Case:
     if name.endswith(".onnx") or os.sep in name or os.path.exists(name):
         load_onnx_file(name)  # validate now: bad input is exit 2, not a verdict
         return Case(os.path.abspath(name), "file:" + os.path.abspath(name), ("file",))
-    close = difflib.get_close_matches(name, by_id, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else "; `python -m harness list` shows them"
-    raise BadInput(f"unknown case {name!r}{hint}")
+    raise BadInput(f"unknown case {name!r}{_suggestions(name)}")
+
+
+def _suggestions(name: str) -> str:
+    close = difflib.get_close_matches(name, [c.id for c in catalog()], n=3, cutoff=0.5)
+    return f"; did you mean {', '.join(close)}?" if close else "; `python -m harness list` shows them"

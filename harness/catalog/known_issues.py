@@ -1,8 +1,8 @@
 """The known-issue registry and the one place that decides what a result means.
 
 An entry scopes a bug (case glob, TVM / tvm-ffi version range, layout, path)
-and says which violations it explains (kind, and where given the stage and
-pass). `judge` matches every violation of a result to the most specific entry
+and says which violations it explains (kind, and where given the stage, the
+pass and the access path). `judge` matches every violation of a result to the most specific entry
 that explains it; a result is *known* when all its violations are explained,
 and an entry that applies but explains nothing is *stale* (upstream fixed it:
 the registry must be updated). The CLI, report, matrix and the pytest plugin
@@ -26,7 +26,7 @@ from harness.verdict import (EXIT_CANNOT_TEST, EXIT_INTERNAL, EXIT_PASS, EXIT_VI
 # A result that ended early cannot show that a registered violation is gone.
 _INCOMPLETE = ("harness-error", "crash", "timeout", "unsupported")
 _FIELDS = ("case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
-           "stage", "pass", "strict", "reproducer")
+           "stage", "pass", "access_path", "strict", "reproducer")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +41,7 @@ class KnownIssue:
     path: str = ""       # extract | tune | compile, "" = any
     stage: str = ""      # the violation's stage, "" = any
     pass_name: str = ""  # glob over the violation's pass ("pass" in the file), "" = any
+    access_path: str = ""  # the violation's access path, e.g. "(determinism)"; "" = any
     strict: bool = True  # False: the bug may or may not show on a case in scope
     reproducer: str = ""  # cases/reproducers/<file>, relative to cases/
 
@@ -62,13 +63,16 @@ class KnownIssue:
     def explains(self, violation: Violation) -> bool:
         if violation.kind != self.verdict or (self.stage and self.stage != violation.stage):
             return False
+        if self.access_path and self.access_path != violation.path:
+            return False
         return not self.pass_name or fnmatch.fnmatch(violation.pass_name or "", self.pass_name)
 
     @property
     def specificity(self) -> int:
         """More constraints and no wildcard in the case: the more specific entry wins."""
         constraints = sum(bool(field) for field in (self.tvm, self.tvm_ffi, self.layout,
-                                                     self.path, self.stage, self.pass_name))
+                                                     self.path, self.stage, self.pass_name,
+                                                     self.access_path))
         exact_case = all(not any(ch in glob for ch in "*?[") for glob in self.case)
         return constraints + 10 * exact_case
 

@@ -72,6 +72,20 @@ class Outcome:
     layout_conversions: list[int] = dataclasses.field(default_factory=list)  # per example
 
 
+def check_and_steer(spec, door: str, options: Options, copiers=None,
+                    steer: bool = True) -> tuple[Result, int]:
+    """check_spec, and how many layout conversions ConvertLayout inserted; `steer` hands
+    that count to hypothesis.target, so generation drifts toward graphs the layout pass
+    really rewrites (the seed bug's kind). Inside a hypothesis test only."""
+    from hypothesis import target
+    inserted: list[int] = []
+    result = check_spec(spec, door, options, copiers, layout_conversions_inserted(inserted))
+    conversions = inserted[0] if inserted else 0
+    if steer:
+        target(float(conversions), label="layout conversions inserted")
+    return result, conversions
+
+
 def layout_conversions_inserted(counts: list[int]):
     """An observer for check_spec: appends how many layout conversions ConvertLayout
     inserted (the graphs where the layout pass really rewrites something)."""
@@ -89,7 +103,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     conversions ConvertLayout inserted, so generation drifts toward graphs the layout pass
     rewrites (the seed bug's kind); `Outcome.layout_conversions` has that number per example."""
     # hypothesis is a test extra: imported here so the CLI starts without it.
-    from hypothesis import HealthCheck, given, settings, target
+    from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as with_seed
     from hypothesis import strategies as st
     from hypothesis.database import DirectoryBasedExampleDatabase
@@ -106,16 +120,16 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     hooks = envs.key({"inject": options.inject_pass or "", "copier": copier or ""})
     database = DirectoryBasedExampleDatabase(os.path.join(envs.cache_dir(), "fuzz-db", hooks))
 
+    # No explain phase: it re-runs the shrunk failure many times (about 20 s of a 25 s
+    # seeded run) to annotate which draws matter, and the reproducer is the shrunk graph.
     @settings(max_examples=examples, deadline=None, print_blob=True, database=database,
-              suppress_health_check=list(HealthCheck))
+              suppress_health_check=list(HealthCheck),
+              phases=[phase for phase in Phase if phase is not Phase.explain])
     @given(spec=graphs.graph_specs(), door=st.sampled_from(["onnx", "relax"]))
     def prop(spec, door):
         outcome.examples += 1
-        inserted: list[int] = []
-        result = check_spec(spec, door, options, copiers, layout_conversions_inserted(inserted))
-        outcome.layout_conversions.append(inserted[0] if inserted else 0)
-        if steer:
-            target(float(outcome.layout_conversions[-1]), label="layout conversions inserted")
+        result, conversions = check_and_steer(spec, door, options, copiers, steer)
+        outcome.layout_conversions.append(conversions)
         if progress and outcome.examples % 10 == 0:
             progress(f"{outcome.examples} examples, {time.monotonic() - started:.0f} s")
         if has_news(result):

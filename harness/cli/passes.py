@@ -5,9 +5,9 @@ harness.tvmapi.passes); `--pass GLOB` picks any registered one by name.
 
 Each (pass, case, point) is one check on the `pass` path: the extract path up to
 the point (imported, legalized, fused), then the pass alone. Through the one
-runner: the pass's input is not mutated (per-pass guard, JSON at the end), its
-input and output round-trip with every copier, a second run on the same input
-and a run on a fresh copy give the same module. Each check runs isolated (a
+runner: the pass's input is not mutated (per-pass guard, hash, its JSON text at
+the end), its output round-trips with every copier, and a second run on the same
+input and a run on a deepcopy of the input give the same module. Each check runs isolated (a
 crash is a row, not the end). A pass refusing an input it was not made for is
 `rejected`; a point the case cannot reach is `skipped`; neither fails the sweep.
 """
@@ -99,10 +99,10 @@ def markdown(rows: list[dict], with_matrix: bool = False) -> str:
                       *(matrix(rows) if with_matrix else [])])
 
 
-def select(globs: list[str] | None) -> list[registry.RegisteredPass]:
+def select(globs: list[str] | None, target: str = "llvm") -> list[registry.RegisteredPass]:
     """The passes `--pass GLOB...` names, or the default selection."""
     if not globs:
-        return registry.default_selection()
+        return registry.default_selection(target)
     selected = [p for p in registry.registered()
                 if any(fnmatch.fnmatch(p.name, glob) for glob in globs)]
     if not selected:
@@ -111,19 +111,27 @@ def select(globs: list[str] | None) -> list[registry.RegisteredPass]:
     return selected
 
 
-def listing(selected) -> list[dict]:
-    on_pipeline = registry.pipeline_pass_names()
+def listing(selected, target: str = "llvm") -> list[dict]:
+    on_pipeline = registry.pipeline_pass_names(target)
     return [{"pass": p.name, "family": "tir" if p.tir else "relax", "points": list(p.points),
-             "on_compile_pipeline": p.name in on_pipeline, "skipped": p.skipped}
+             "on_compile_pipeline": p.on(on_pipeline), "skipped": p.skipped}
             for p in selected]
 
 
 def cmd_passes(args) -> int:
+    try:
+        return _sweep(args)
+    except registry.PipelineUnknown as exc:   # TVM failing: a violation, not our bug
+        print(f"passes: {exc}", file=sys.stderr)
+        return EXIT_VIOLATED
+
+
+def _sweep(args) -> int:
     if args.register:
         load_module(args.register, flag="--register")   # passes registered under test names
-    selected = select(args.pass_)
+    selected = select(args.pass_, args.target)
     if args.list:
-        entries = listing(selected)
+        entries = listing(selected, args.target)
         if args.json:
             print(json.dumps({"passes": entries}, indent=1))
         else:
@@ -134,11 +142,17 @@ def cmd_passes(args) -> int:
     cases = catalog.select_for_run(args.cases)
     if args.resume and not args.out:
         raise BadInput("--resume continues the rows journal of --out DIR: give --out")
-    journal = Journal(args.out, args.resume, _key, compat.versions()) if args.out else None
+    # a row depends on the TVM stack, the target and the passes a --register file adds
+    stack = {**compat.versions(), "target": args.target, "register": args.register or ""}
+    journal = Journal(args.out, "passes", args.resume, _key, stack) if args.out else None
     done = journal.done if journal else {}
     rows = [_row(p.name, "*", "*", "skipped", p.skipped) for p in selected if p.make is None]
     work = [(p.name, case, point) for p in selected if p.make is not None
             for case in cases for point in p.points if not args.point or point in args.point]
+    if not work and any(p.make is not None for p in selected):
+        raise BadInput(f"no (pass, point) to run: the selected passes run at "
+                       f"{sorted({point for p in selected for point in p.points})}, "
+                       f"--point asks for {args.point} (TIR passes run from legalized on)")
     rows += [done[(name, case.id, point)] for name, case, point in work
              if (name, case.id, point) in done]
     todo = [item for item in work if (item[0], item[1].id, item[2]) not in done]
@@ -218,7 +232,8 @@ def register(sub) -> None:
                    help="also write passes.md (with the pass x case x point matrix), "
                         "passes.json and the rows journal here")
     p.add_argument("--resume", action="store_true",
-                   help="keep the rows already in OUT/rows.jsonl for this TVM, run the rest")
+                   help="keep the rows already in OUT/passes-rows.jsonl for this TVM, target and "
+                        "--register file; run the rest")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--target", default="llvm")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)

@@ -1,6 +1,6 @@
 """`python -m harness report`: run the catalog and write Markdown and JSON tables.
 
-Each finished case is appended to `rows.jsonl` at once, so an interrupted run
+Each finished case is appended to `report-rows.jsonl` at once, so an interrupted run
 keeps what it finished and `--resume` picks up from there (rows are keyed by
 case x layout x path x target on the same TVM stack). Exit 0 when every
 non-pass row is a registered known issue, 1 on anything new or on a registered
@@ -81,7 +81,7 @@ def write_tables(rows: list[dict], out_dir: str) -> None:
 
 
 def cmd_report(args) -> int:
-    journal = Journal(args.out, args.resume, row_key, compat.versions())
+    journal = Journal(args.out, "report", args.resume, row_key, compat.versions())
     done = journal.done
     cases = catalog.select_for_run(args.pattern, everything=args.all)
 
@@ -137,7 +137,7 @@ def register(sub) -> None:
                    help="cases checked at once (default: one per core)")
     p.add_argument("--all", action="store_true", help="include cases tagged slow or nightly")
     p.add_argument("--resume", action="store_true",
-                   help="keep rows already in OUT/rows.jsonl for this TVM and run the rest")
+                   help="keep rows already in OUT/report-rows.jsonl for this TVM and run the rest")
     p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
     p.add_argument("--path", choices=PATH_NAMES, default="extract",
                    help="the path every case runs (see `check --help`)")

@@ -25,7 +25,7 @@ def _same(a, b) -> bool:
     if compat.is_object(a) or compat.is_object(b):
         if not (compat.is_object(a) and compat.is_object(b)):
             return False
-        return compat.structural_equal(a, b)
+        return compat.structural_equal(a, b, map_free_vars=True)   # a copy has its own vars
     if _kind(a) is not _kind(b):
         return False
     if isinstance(a, dict):

@@ -51,8 +51,12 @@ def copy_with(name: str, copier: Copier, mod, stage: str):
 def compare(original, copy, name: str, stage: str,
             original_json: str | None = None) -> Violation | None:
     """First difference between a module and its copy: structure, attrs fields, then
-    (given the original's JSON text, for a JSON copier) the whole JSON text."""
-    path = compat.first_mismatch(original, copy)
+    (given the original's JSON text, for a JSON copier) the whole JSON text.
+
+    Free variables are matched by position: a copy cannot share the original's own
+    variable objects, and a pass run out of its pipeline position can leave one
+    (s_tir.HoistExpression hoists a block iterator out of its block)."""
+    path = compat.first_mismatch(original, copy, map_free_vars=True)
     if path is not None:
         return Violation("lossy-roundtrip", stage, path,
                          f"{name} copy is not structurally equal to the original")

@@ -11,8 +11,10 @@ What is checked (see bench/ for the cost):
     harness's PassGuard (names the pass, watches the path's source);
   * after every stage, the structural hash of the source and of the stage's input;
   * the source's copies (every copier) against the source; the final stage's
-    input copied and run through the final stage again must give the same
-    outcome (tasks, tuned workloads, executable);
+    input copied (deepcopy; every copier with `full_copies`) and run through the
+    final stage again must give the same outcome (tasks, tuned workloads,
+    executable); the pass sweep's path instead round-trips the final stage's
+    output, runs the stage twice on the same input, and checks that input's JSON;
   * at the end, the source's JSON text, which sees fields outside structural
     equality; when it moved, the path is replayed over a pristine copy comparing
     JSON after each pass, to name the pass.

@@ -108,13 +108,13 @@ def structural_hash(obj, map_free_vars: bool = False) -> int:
     return ffi().structural_hash(obj, map_free_vars=map_free_vars)
 
 
-def structural_equal(a, b) -> bool:
-    return bool(ffi().structural_equal(a, b))
+def structural_equal(a, b, map_free_vars: bool = False) -> bool:
+    return bool(ffi().structural_equal(a, b, map_free_vars))
 
 
-def first_mismatch(a, b) -> str | None:
+def first_mismatch(a, b, map_free_vars: bool = False) -> str | None:
     """Access path (as text) of the first structural difference, or None."""
-    found = ffi().get_first_structural_mismatch(a, b)
+    found = ffi().get_first_structural_mismatch(a, b, map_free_vars)
     if found is None:
         return None
     return str(found[0])

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from harness.tvmapi import compat
 from harness.tvmapi.pipelines import LAYOUTS
-from harness.verdict import first_line
+from harness.verdict import BadInput, first_line
 
 RELAX = "relax.transform"
 # TIR namespaces, newest first (0.25 has tir.transform; later trees split it).
@@ -41,11 +41,17 @@ TIR_POINTS = ("legalized", "fused")
 
 @dataclasses.dataclass(frozen=True)
 class RegisteredPass:
-    name: str                      # relax: FoldConstant; TIR: its PassInfo name, tirx.ConvertSSA
+    name: str                      # relax: FoldConstant; TIR: namespace.constructor, tirx.ConvertSSA
     make: Callable[[], Any] | None  # builds the Pass; None when skipped
     call: str                      # the constructor as a Python expression (reproducers)
     skipped: str = ""              # why it cannot run in the sweep
     tir: bool = False
+    # What pipelines and instruments call it: usually `name`, but not always
+    # (tirx.ForceNarrowIndexToInt32() builds a pass named tirx.NarrowDataType).
+    info_name: str = ""
+
+    def on(self, pipeline: frozenset[str]) -> bool:
+        return (self.info_name or self.name) in pipeline
 
     @property
     def points(self) -> tuple[str, ...]:
@@ -63,7 +69,7 @@ def _build(name: str, wrapper, args: tuple, call: str, tir: bool) -> RegisteredP
     if not isinstance(built, tvm.transform.Pass):
         return RegisteredPass(name, None, call,
                               f"not a pass constructor (returns {type(built).__name__})", tir)
-    return RegisteredPass(name, lambda: wrapper(*args), call, "", tir)
+    return RegisteredPass(name, lambda: wrapper(*args), call, "", tir, str(built.info.name))
 
 
 def _python_module(namespace: str):
@@ -90,7 +96,7 @@ def registered() -> tuple[RegisteredPass, ...]:
                             if n.startswith(prefix) and "." not in n[len(prefix):]):
             args = ARGUMENTS.get(short, ()) if not tir else ()
             if tir:
-                name = f"{namespace.split('.')[0]}.{short}"   # TVM's PassInfo name
+                name = f"{namespace.split('.')[0]}.{short}"
                 call = f"tvm.{namespace}.{short}()"
             else:
                 name = short
@@ -99,9 +105,21 @@ def registered() -> tuple[RegisteredPass, ...]:
     return tuple(found)
 
 
+class PipelineUnknown(Exception):
+    """TVM could not compile the one-conv module that records its pipeline's passes."""
+
+
 @functools.cache
 def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
-    """The names of the passes `tvm.compile` runs on a one-conv module (about 0.1 s)."""
+    """The names of the passes `tvm.compile` runs on a one-conv module (about 0.1 s).
+
+    A target TVM cannot make is the user's error (BadInput); a compile that fails
+    is TVM's (PipelineUnknown): either way no default selection can be made."""
+    try:
+        made_target = compat.make_target(target, 1)
+    except Exception as exc:  # noqa: BLE001 - TVM's reason is the message
+        raise BadInput(f"--target {target!r}: TVM cannot make this target: "
+                       f"{first_line(exc)[:200]}") from exc
     tvm = compat.tvm()
     relax, op = tvm.relax, compat.relax_op()
     builder = compat.block_builder()
@@ -117,15 +135,21 @@ def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
         def run_before_pass(self, mod, info):
             seen.add(info.name)
 
-    with compat.pass_context([compat.pass_instrument(Recorder)()], immutable=False):
-        compat.compile_module(builder.get(), compat.make_target(target, 1))
+    try:
+        with compat.pass_context([compat.pass_instrument(Recorder)()], immutable=False):
+            compat.compile_module(builder.get(), made_target)
+    except Exception as exc:  # noqa: BLE001 - TVM failing, reported as such by the caller
+        raise PipelineUnknown(
+            f"tvm.compile failed on a one-conv module for target {target!r}, so the TIR "
+            f"passes it runs are unknown: {first_line(exc)[:300]}; name passes with "
+            "--pass GLOB instead") from exc
     return frozenset(seen)
 
 
-def default_selection() -> list[RegisteredPass]:
-    """Every relax pass, and the TIR passes compile runs."""
-    on_pipeline = pipeline_pass_names()
-    return [p for p in registered() if not p.tir or p.name in on_pipeline]
+def default_selection(target: str = "llvm") -> list[RegisteredPass]:
+    """Every relax pass, and the TIR passes compile runs for `target`."""
+    on_pipeline = pipeline_pass_names(target)
+    return [p for p in registered() if not p.tir or p.on(on_pipeline)]
 
 
 def lookup(name: str) -> RegisteredPass:

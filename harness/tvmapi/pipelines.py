@@ -72,7 +72,7 @@ class Path:
     stages: list[Stage]
     summarize: Callable[[Any], list]   # the final outcome -> comparable signatures
     unit: str                          # what `Result.tasks` counts
-    run_twice: bool = False            # also compare two runs of the final stage on copies
+    run_twice: bool = False            # also run the final stage again on the same input
     # The pass sweep: round-trip the final stage's output (and check its input's JSON)
     # rather than the source, which is the same for every pass of a case (`check` has it).
     round_trip_output: bool = False
