@@ -72,3 +72,15 @@ def test_user_onnx_file_is_checked(tmp_path):
 def test_a_case_pattern_or_target_that_names_nothing(args, says):
     """Once an empty run that passed: a mistyped case glob ran zero checks, exit 0."""
     assert says in _one_line_error(*cli(*args)[::2])
+
+
+@pytest.mark.parametrize("command, args", [
+    ("report", ["conv-relu"]),
+    ("passes", ["conv-reshape-concat", "--pass", "tirx.ConvertSSA", "--point", "imported"]),
+])
+def test_bad_input_leaves_an_earlier_runs_journal_alone(tmp_path, command, args):
+    """Opening a fresh rows journal replaces the old one: bad input must stop first."""
+    journal = tmp_path / f"{command}-rows.jsonl"
+    journal.write_text('{"stack": {}, "row": {}}\n')
+    _one_line_error(*cli(command, *args, "--out", str(tmp_path))[::2])
+    assert journal.read_text() == '{"stack": {}, "row": {}}\n'

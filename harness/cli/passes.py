@@ -142,21 +142,21 @@ def _sweep(args) -> int:
     cases = catalog.select_for_run(args.cases)
     if args.resume and not args.out:
         raise BadInput("--resume continues the rows journal of --out DIR: give --out")
+    runnable = [p for p in selected if p.make is not None]
+    work = [(p.name, case, point) for p in runnable
+            for case in cases for point in p.points if not args.point or point in args.point]
+    if not work and runnable:   # before the journal: a fresh one replaces the old
+        raise BadInput(f"no (pass, point) to run: the selected passes run at "
+                       f"{sorted({point for p in runnable for point in p.points})}, "
+                       f"--point asks for {args.point} (TIR passes run from legalized on)")
     # a row depends on the TVM stack, the target and the passes a --register file adds
     stack = {**compat.versions(), "target": args.target, "register": args.register or ""}
     journal = Journal(args.out, "passes", args.resume, _key, stack) if args.out else None
     done = journal.done if journal else {}
     rows = [_row(p.name, "*", "*", "skipped", p.skipped) for p in selected if p.make is None]
-    work = [(p.name, case, point) for p in selected if p.make is not None
-            for case in cases for point in p.points if not args.point or point in args.point]
-    if not work and any(p.make is not None for p in selected):
-        raise BadInput(f"no (pass, point) to run: the selected passes run at "
-                       f"{sorted({point for p in selected for point in p.points})}, "
-                       f"--point asks for {args.point} (TIR passes run from legalized on)")
     rows += [done[(name, case.id, point)] for name, case, point in work
              if (name, case.id, point) in done]
     todo = [item for item in work if (item[0], item[1].id, item[2]) not in done]
-    runnable = [p for p in selected if p.make is not None]
     tir = sum(1 for p in runnable if p.tir)
     print(f"passes: {len(runnable)} passes ({tir} TIR) x {len(cases)} cases x "
           f"their points = {len(work)} checks, {len(work) - len(todo)} already done "

@@ -81,9 +81,10 @@ def write_tables(rows: list[dict], out_dir: str) -> None:
 
 
 def cmd_report(args) -> int:
+    # bad input first: opening a fresh journal replaces the old one
+    cases = catalog.select_for_run(args.pattern, everything=args.all)
     journal = Journal(args.out, "report", args.resume, row_key, compat.versions())
     done = journal.done
-    cases = catalog.select_for_run(args.pattern, everything=args.all)
 
     def options_of(case) -> Options:
         return Options(layout=args.layout or case.layout, target=args.target, path=args.path)
