@@ -62,7 +62,7 @@ COLUMNS = ("save_json", "deepcopy", "json", "tvmscript", "structural", "fieldwis
 def main(argv: list[str]) -> int:
     case_ids = argv or ["yolov3-tiny", "light_resnet50"]
     print(f"{'module':<46} {'JSON MB':>8} " + " ".join(f"{c + ' s':>10}" for c in COLUMNS))
-    with compat.pass_context([], immutable=False):
+    with compat.pass_context([]):
         for case_id in case_ids:
             case = catalog.resolve(case_id)
             mod = compat.from_onnx(case.model())

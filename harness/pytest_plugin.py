@@ -50,11 +50,16 @@ def _paths(config, case) -> list[str]:
     return ["extract"] + (["compile"] if COMPILE_TAG in case.tags else [])
 
 
+PARAMETERS = ("catalog_case", "harness_path", "invariant")
+
+
 def pytest_generate_tests(metafunc):
+    """One item per case (x path, x invariant: as far as the test asks for them)."""
     if "catalog_case" not in metafunc.fixturenames:
         return
     from harness.catalog import cases as catalog
-    params = []
+    names = tuple(name for name in PARAMETERS if name in metafunc.fixturenames)
+    params, seen = [], set()
     for case in catalog.select(metafunc.config.getoption("harness_case") or None):
         for path in _paths(metafunc.config, case):
             marks = [pytest.mark.xdist_group(f"{case.id}-{path}")]
@@ -62,11 +67,25 @@ def pytest_generate_tests(metafunc):
                 marks.append(pytest.mark.slow)
             if "nightly" in case.tags:     # outside the default samples
                 marks.append(pytest.mark.nightly)
-            suffix = "" if path == "extract" else f"-{path}"
             for invariant in INVARIANTS:
-                params.append(pytest.param(case, path, invariant, marks=marks,
-                                           id=f"{case.id}{suffix}-{invariant}"))
-    metafunc.parametrize(("catalog_case", "harness_path", "invariant"), params)
+                values = dict(zip(PARAMETERS, (case, path, invariant)))
+                chosen = tuple(values[name] for name in names)
+                key = tuple(getattr(value, "id", value) for value in chosen)
+                if key in seen:
+                    continue
+                seen.add(key)
+                words = [case.id] + (["" if path == "extract" else path]
+                                     if "harness_path" in names else []) + (
+                    [invariant] if "invariant" in names else [])
+                params.append(pytest.param(*chosen, marks=marks,
+                                           id="-".join(word for word in words if word)))
+    metafunc.parametrize(names, params)
+
+
+@pytest.fixture
+def harness_path(request):
+    """The path an item checks (parametrized when the test asks for it; else extract)."""
+    return getattr(request, "param", "extract")
 
 
 def pytest_collection_modifyitems(config, items):

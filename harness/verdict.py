@@ -8,6 +8,7 @@ a copy), a signal is a `crash`, and an exception from the harness's own code is
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 # Most severe first. harness-error outranks everything: nothing TVM did can be
@@ -50,6 +51,41 @@ class UnknownVerdict(Exception):
     """A verdict kind this module does not know: a harness bug, never a pass."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Status:
+    """What a result or a row means once read against the registry: whether it fails
+    the run is data, decided here once (as lit's ResultCode carries isFailure)."""
+    name: str
+    failing: bool
+    exit: int
+
+
+STATUSES = {status.name: status for status in (
+    Status("pass", False, EXIT_PASS),
+    Status("known", False, EXIT_PASS),            # every violation is a registered issue
+    Status("unsupported", False, EXIT_CANNOT_TEST),
+    Status("new", True, EXIT_VIOLATED),           # a violation the registry does not explain
+    Status("stale", True, EXIT_VIOLATED),         # a registered issue that no longer happens
+    Status("harness-error", True, EXIT_INTERNAL),
+)}
+
+
+def status(name: str) -> Status:
+    try:
+        return STATUSES[name]
+    except KeyError:
+        raise UnknownVerdict(f"unknown status {name!r}") from None
+
+
+def exit_code_of_rows(rows) -> int:
+    """A batch's exit code from its rows' `failing` and `exit` fields: a harness error
+    anywhere wins (4), then any failing row (1); else 0 (unsupported rows included)."""
+    rows = list(rows)
+    if any(row["exit"] == EXIT_INTERNAL for row in rows):
+        return EXIT_INTERNAL
+    return EXIT_VIOLATED if any(row["failing"] for row in rows) else EXIT_PASS
+
+
 def exit_code(verdict: str) -> int:
     try:
         return _EXIT_CODES[verdict]
@@ -68,6 +104,15 @@ def worst(verdicts) -> str:
     return "pass"
 
 
+# Where a violation was seen, as data (never parsed out of a stage name):
+#   stage        the stage's own call (a pass raising, a pass or stage mutating a module)
+#   checks       the harness's checks around a stage (TVM failing in a hash or save_json)
+#   copy         a copier, the comparison of a copy, or the path run over a copy
+#   determinism  the final stage run a second time on the same input
+#   process      the child process outside any stage (setup; a crash before the first stage)
+PHASES = ("stage", "checks", "copy", "determinism", "process")
+
+
 @dataclasses.dataclass
 class Violation:
     kind: str        # a verdict other than pass
@@ -76,16 +121,22 @@ class Violation:
     detail: str
     pass_name: str | None = None   # the innermost pass, where one applies ("pass" in JSON)
     pass_index: int | None = None  # its position among the passes the stage ran (1-based)
+    phase: str = "stage"           # PHASES: what was running when it was seen
+    copier: str | None = None      # phase copy: deepcopy | json | tvmscript (or a hook's)
 
     def __post_init__(self):
         if self.kind not in VERDICTS or self.kind == "pass":
             raise UnknownVerdict(f"unknown violation kind {self.kind!r}")
+        if self.phase not in PHASES:
+            raise UnknownVerdict(f"unknown violation phase {self.phase!r}")
 
     def where(self) -> str:
+        phase = "" if self.phase == "stage" else f" ({self.phase}" + (
+            f", {self.copier}" if self.copier else "") + ")"
         if self.pass_name is None:
-            return f"stage {self.stage}"
+            return f"stage {self.stage}{phase}"
         index = f" (#{self.pass_index})" if self.pass_index else ""
-        return f"stage {self.stage}, pass {self.pass_name}{index}"
+        return f"stage {self.stage}{phase}, pass {self.pass_name}{index}"
 
     def one_line(self) -> str:
         return f"{self.kind} at {self.where()}: {self.path}: {self.detail}"
@@ -97,10 +148,12 @@ class Violation:
 
     @classmethod
     def from_json(cls, data: dict) -> "Violation":
-        data = {k: v for k, v in data.items() if k != "event"}
+        data = dict(data)
         if "pass" in data:
             data["pass_name"] = data.pop("pass")
-        return cls(**data)
+        # an event's name, a printed signature: derived, not fields
+        names = {field.name for field in dataclasses.fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in names})
 
 
 @dataclasses.dataclass
@@ -119,6 +172,7 @@ class PassRecord:
     index: int               # 1-based position among the stage's pass runs
     seconds: float
     mutated_input: bool = False
+    raised: bool = False     # it raised, and an outer pass caught that (FoldConstant does)
 
 
 @dataclasses.dataclass
@@ -143,6 +197,14 @@ class Result:
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
     stderr_tail: str = ""
     crash_input: str | None = None   # JSON of the module the crashing pass received
+    # What the path produced, comparably: the signatures its `tasks` counts (a task's
+    # name, weight and function hashes; an executable's parts; a module's hash), as JSON.
+    outcome: list = dataclasses.field(default_factory=list)
+    reproducer: str | None = None    # repro.py the child wrote, when it was asked to
+
+    def set_outcome(self, signatures: list) -> None:
+        self.outcome = json.loads(json.dumps(signatures))
+        self.tasks = len(signatures)
 
     def add(self, violation: Violation) -> None:
         self.violations.append(violation)
@@ -159,7 +221,9 @@ class Result:
 
     @classmethod
     def from_json(cls, data: dict) -> "Result":
-        data = dict(data)
+        # `check --json` adds the registry's reading (status, known, ...): not fields
+        names = {field.name for field in dataclasses.fields(cls)}
+        data = {key: value for key, value in data.items() if key in names}
         data["stages"] = [StageRecord(**s) for s in data.get("stages", [])]
         data["violations"] = [Violation.from_json(v) for v in data.get("violations", [])]
         data["passes"] = [PassRecord(**p) for p in data.get("passes", [])]

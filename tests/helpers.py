@@ -1,6 +1,8 @@
 """Shared test helpers: run the real path in-process or the CLI in a subprocess."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -26,6 +28,25 @@ def cli(*args, python: str = sys.executable, timeout: float = 600):
     proc = subprocess.run([python, "-m", "harness", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout)
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def cli_here(*args):
+    """(exit code, stdout, stderr) of the CLI run in this process, from the repo root: no
+    interpreter start-up, and checks go to this worker's warm server (no TVM import each
+    time). For commands that do not interrupt themselves; the environment and the
+    working folder are restored after."""
+    from harness.cli.main import main
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    try:
+        os.chdir(ROOT)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(arg) for arg in args])
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return code, out.getvalue(), err.getvalue()
 
 
 def cli_json(*args, **kwargs):

@@ -1,7 +1,7 @@
 """Seeded passes registered under relax.transform, as a plugin would register them.
 
 `python -m harness passes --register tests/seeded_sweep.py` imports this file in
-the parent and in every child, so the sweep enumerates these three with the rest.
+the parent and in every child, so the sweep enumerates these four with the rest.
 """
 import os
 import sys
@@ -27,6 +27,12 @@ def _mutator(mod, _ctx):
     return mutate_in_place(mod)
 
 
+def _unserializable(mod, _ctx):
+    """Returns a module that neither save_json nor structural hashing accepts: the seed's
+    own bug class (a copy that cannot be made), in the pass's output."""
+    return mod.with_attr("harness_seeded_function", tvm_ffi.convert(lambda value: value))
+
+
 def _respanner(mod, _ctx):
     """Changes only a span of its input in place: invisible to structural hashing."""
     return respan_in_place(mod)
@@ -34,7 +40,8 @@ def _respanner(mod, _ctx):
 
 for _name, _body in (("HarnessSeededHiddenState", _hidden_state),
                      ("HarnessSeededMutator", _mutator),
-                     ("HarnessSeededRespanner", _respanner)):
+                     ("HarnessSeededRespanner", _respanner),
+                     ("HarnessSeededUnserializable", _unserializable)):
     def _make(body=_body, name=_name):
         return tvm.transform.module_pass(body, opt_level=0, name=name)
     tvm_ffi.register_global_func(f"relax.transform.{_name}", _make, override=True)

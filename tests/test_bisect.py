@@ -73,7 +73,7 @@ def test_release_bisect_names_the_culprit_and_resumes(toy_index):
     (state_file,) = os.listdir(state_dir)
     with open(os.path.join(state_dir, state_file)) as handle:
         steps = json.load(handle)["steps"]
-    assert steps[UNTESTABLE]["result"] == "skip"
+    assert steps[UNTESTABLE]["code"] == 125
     decided = set(steps)
     # As if interrupted before the culprit was decided: resume probes only that step.
     del steps[CULPRIT]
@@ -87,13 +87,57 @@ def test_release_bisect_names_the_culprit_and_resumes(toy_index):
         assert set(json.load(handle)["steps"]) == decided
 
 
-def test_search_steps_around_skips_and_stops_on_wrong_ends(tmp_path):
+def test_search_steps_around_skips(tmp_path):
     outcome = {"1": "good", "2": "skip", "3": "good", "4": "bad", "5": "bad"}
-    probe = lambda v: bisect_mod.Step(v, outcome[v], 0, 1.0, False)  # noqa: E731
+    assert bisect_mod.search(list(outcome), outcome.get) == ("4", [])
+    outcome = {"1": "good", "2": "skip", "3": "bad"}
+    assert bisect_mod.search(list(outcome), outcome.get) == ("3", ["2"])
+
+
+# What each release showed, as `check --json` reports it: the README's story, where
+# 0.1.15.post1 broke save_json while AnnotateEntryFunc's registered mutation shows on all.
+ANNOTATE = "mutated:zero-pipeline:tirx.AnnotateEntryFunc"
+SEGFAULT = "crash:import/checks:-:SIGSEGV"
+SHOWED = {"0.1.14.post0": [ANNOTATE], "0.1.14.post1": [ANNOTATE],
+          "0.1.15.post0": [ANNOTATE], "0.1.15.post1": [SEGFAULT], "0.1.15.post2": [SEGFAULT]}
+
+
+def _step(version, signatures):
+    return bisect_mod.Step(version, 1 if signatures else 0, 1.0, False, "", signatures)
+
+
+def test_the_bisect_follows_the_failure_in_front_of_you_not_every_known_bug():
+    """The seeded fault: a registered mutation on every release. Counting any violation as
+    bad makes the good end bad (the ends are not as claimed); the default, the failure
+    the bad end shows and the good end does not, names the release that broke save_json."""
+    steps = {version: _step(version, shown) for version, shown in SHOWED.items()}
+    releases = list(SHOWED)
+    by_exit_code = bisect_mod.Judge()
+    assert by_exit_code(steps[releases[0]]) == bisect_mod.BAD     # derailed
+    pattern = bisect_mod.the_new_failure(steps[releases[0]], steps[releases[-1]])
+    assert str(pattern) == SEGFAULT
+    judge = bisect_mod.Judge(pattern)
+    assert bisect_mod.search(releases, lambda v: judge(steps[v])) == ("0.1.15.post1", [])
+    # --match names it explicitly, globs allowed
+    judge = bisect_mod.Judge(bisect_mod.Pattern.parse("crash:*"))
+    assert bisect_mod.search(releases, lambda v: judge(steps[v]))[0] == "0.1.15.post1"
+
+
+def test_ends_that_show_the_same_failures_have_no_failure_to_bisect():
+    assert bisect_mod.the_new_failure(_step("1", [ANNOTATE]), _step("2", [ANNOTATE])) is None
+    # the most severe new failure is chosen
+    both = _step("2", [ANNOTATE, "error:extract-tasks:-:ValueError: x", SEGFAULT])
+    assert str(bisect_mod.the_new_failure(_step("1", []), both)) == SEGFAULT
+
+
+def test_the_table_says_what_each_step_showed(tmp_path):
     state = bisect_mod.State(str(tmp_path / "s.json"))
-    assert bisect_mod.search(list(outcome), probe, state) == ("4", [])
-    state = bisect_mod.State(str(tmp_path / "t.json"))
-    assert bisect_mod.search(["4", "5"], probe, state)[0] is None   # good end is bad
+    for version, shown in SHOWED.items():
+        state.record(_step(version, shown))
+    lines = bisect_mod.table(list(SHOWED), state, bisect_mod.Judge(
+        bisect_mod.Pattern.parse(SEGFAULT)))
+    assert lines[0].split()[:2] == ["0.1.14.post0", "good"] and ANNOTATE in lines[0]
+    assert lines[-1].split()[:2] == ["0.1.15.post2", "bad"] and f"* {SEGFAULT}" in lines[-1]
 
 
 def _git(repo, *args):
@@ -123,22 +167,28 @@ def test_git_bisect_run_with_bisect_step_finds_the_seeded_commit(tmp_path):
 
 
 def test_a_broken_step_is_never_stored_so_a_rerun_probes_it_again(tmp_path):
-    outcome = {"1": "good", "2": "good", "3": "broken", "4": "bad", "5": "bad"}
+    codes = {"1": 0, "2": 0, "3": -1, "4": 1, "5": 1}     # -1: the index was unreachable
     probes = []
 
     def probe(version):
         probes.append(version)
-        return bisect_mod.Step(version, outcome[version], 0, 1.0, False, "index unreachable")
+        return bisect_mod.Step(version, codes[version], 1.0, False, "index unreachable")
+
+    def decide(state):
+        return lambda version: bisect_mod.Judge()(
+            bisect_mod.observe(version, probe, state, lambda text: None))
 
     state = bisect_mod.State(str(tmp_path / "s.json"))
+    for end in ("1", "5"):
+        decide(state)(end)
     with pytest.raises(bisect_mod.StepBroken):
-        bisect_mod.search(list(outcome), probe, state)
+        bisect_mod.search(list(codes), decide(state))
     assert "3" not in bisect_mod.State(state.path).steps       # nothing stored for it
-    outcome["3"] = "bad"                                         # the user fixed the cause
+    codes["3"] = 1                                               # the user fixed the cause
     probes.clear()
     state = bisect_mod.State(state.path)
-    assert bisect_mod.search(list(outcome), probe, state)[0] == "3"
-    assert probes[0] == "3"                                      # re-probed, ends reused
+    assert bisect_mod.search(list(codes), decide(state))[0] == "3"
+    assert probes[0] == "3" and not {"1", "5"} & set(probes)   # re-probed; the ends reused
 
 
 def test_an_unreachable_index_is_a_broken_step_not_an_untestable_release(monkeypatch):
@@ -149,7 +199,7 @@ def test_an_unreachable_index_is_a_broken_step_not_an_untestable_release(monkeyp
     monkeypatch.setattr(envs, "ensure", unreachable)
     monkeypatch.setattr(envs, "lookup", lambda packages: None)
     probe = bisect_mod.make_probe("apache-tvm", {}, ["true"], 10, (), lambda text: None)
-    assert probe("0.26.0").result == bisect_mod.BROKEN
+    assert bisect_mod.Judge()(probe("0.26.0")) == bisect_mod.BROKEN
 
 
 def test_pip_output_is_told_apart_transient_or_not():
@@ -159,6 +209,7 @@ def test_pip_output_is_told_apart_transient_or_not():
 
 
 @pytest.mark.needs_env
+@pytest.mark.nightly   # pip builds the toy environment (~7 s)
 def test_two_processes_building_one_environment_at_once_share_it(tmp_path):
     wheels = tmp_path / "wheels"
     wheels.mkdir()

@@ -46,7 +46,7 @@ def test_origin_tells_harness_code_from_tvm_and_user_code():
     except ValueError as exc:
         assert classify.origin(exc) == classify.TVM
     try:
-        task_oracle.task_diff([("a",)], None, "x")   # harness code raising on bad input
+        task_oracle.task_diff([("a",)], None, "x", "stage", "copier")   # raises inside
     except TypeError as exc:
         assert classify.origin(exc) == classify.HARNESS
 

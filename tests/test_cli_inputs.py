@@ -1,8 +1,9 @@
 """Bad input is exit 2 with one clear line on stderr, never a traceback."""
 import json
+
 import pytest
 
-from helpers import cli
+from helpers import cli_here
 
 
 def _one_line_error(code, err):
@@ -16,33 +17,33 @@ def _one_line_error(code, err):
 def test_garbage_bytes_as_onnx(tmp_path):
     path = tmp_path / "garbage.onnx"
     path.write_bytes(b"\x00\xffnot a protobuf\x13\x37" * 20)
-    code, _, err = cli("check", str(path))
+    code, _, err = cli_here("check", str(path))
     assert "not a" in _one_line_error(code, err)
 
 
 def test_missing_path(tmp_path):
-    code, _, err = cli("check", str(tmp_path / "missing.onnx"))
+    code, _, err = cli_here("check", str(tmp_path / "missing.onnx"))
     assert "no such file" in _one_line_error(code, err)
 
 
 def test_unknown_case_suggests_close_matches():
-    code, _, err = cli("check", "yolov3-tiyn")
+    code, _, err = cli_here("check", "yolov3-tiyn")
     line = _one_line_error(code, err)
     assert "unknown case" in line and "yolov3-tiny" in line
 
 
 def test_bad_inject_spec():
-    code, _, err = cli("check", "Conv2d", "--inject-pass", "no_such_module_xyz:f")
+    code, _, err = cli_here("check", "Conv2d", "--inject-pass", "no_such_module_xyz:f")
     assert "cannot import" in _one_line_error(code, err)
 
 
 @pytest.mark.parametrize("args", [["check"], ["nonsense"], ["check", "Conv2d", "--layout", "abcd"]])
 def test_usage_errors(args):
-    _one_line_error(*cli(*args)[::2])
+    _one_line_error(*cli_here(*args)[::2])
 
 
 def test_list_prints_one_id_a_line():
-    code, out, _ = cli("list")
+    code, out, _ = cli_here("list")
     ids = out.split()
     assert code == 0 and "yolov3-tiny" in ids and "light_resnet50" in ids
     assert len(ids) == len(set(ids)) == len(out.strip().splitlines())
@@ -53,27 +54,29 @@ def test_user_onnx_file_is_checked(tmp_path):
     import onnx
     path = tmp_path / "mine.onnx"
     onnx.save(catalog.resolve("Conv2d").model(), str(path))
-    code, out, err = cli("check", str(path), "--quiet", "--json")
+    code, out, err = cli_here("check", str(path), "--quiet", "--json")
     data = json.loads(out)
     assert code == 0 and data["case"] == str(path), out + err
     assert data["status"] in ("pass", "known"), data["violations"]
     if data["status"] == "known":   # registered issues exit 0; a bisect counts them
-        code, out, err = cli("check", str(path), "--quiet", "--ignore-known")
+        code, out, err = cli_here("check", str(path), "--quiet", "--ignore-known")
         assert code == 1 and "known: mutated" in out, out + err
 
 
+@pytest.mark.in_process_tvm   # `passes` lists the registered passes in its own process
 @pytest.mark.parametrize("args, says", [
     (["report", "conv-relu"], "no case matches 'conv-relu'; did you mean"),
     (["passes", "conv-relu", "--pass", "Normalize"], "no case matches 'conv-relu'"),
-    (["passes", "--list", "--target", "nosuch"], "TVM cannot make this target"),
+    (["passes", "--list", "--target", "nosuch"], "TVM refuses it"),
     (["passes", "conv-reshape-concat", "--pass", "tirx.ConvertSSA", "--point", "imported"],
      "no (pass, point) to run"),
 ])
 def test_a_case_pattern_or_target_that_names_nothing(args, says):
     """Once an empty run that passed: a mistyped case glob ran zero checks, exit 0."""
-    assert says in _one_line_error(*cli(*args)[::2])
+    assert says in _one_line_error(*cli_here(*args)[::2])
 
 
+@pytest.mark.in_process_tvm   # `passes` lists the registered passes in its own process
 @pytest.mark.parametrize("command, args", [
     ("report", ["conv-relu"]),
     ("passes", ["conv-reshape-concat", "--pass", "tirx.ConvertSSA", "--point", "imported"]),
@@ -82,5 +85,80 @@ def test_bad_input_leaves_an_earlier_runs_journal_alone(tmp_path, command, args)
     """Opening a fresh rows journal replaces the old one: bad input must stop first."""
     journal = tmp_path / f"{command}-rows.jsonl"
     journal.write_text('{"stack": {}, "row": {}}\n')
-    _one_line_error(*cli(command, *args, "--out", str(tmp_path))[::2])
+    _one_line_error(*cli_here(command, *args, "--out", str(tmp_path))[::2])
     assert journal.read_text() == '{"stack": {}, "row": {}}\n'
+
+
+# ---- every bad option value: exit 2, one line naming the option, before any work --------
+
+@pytest.fixture
+def a_file(tmp_path):
+    path = tmp_path / "a-file"
+    path.write_text("not a folder")
+    return str(path)
+
+
+UNWRITABLE = "/proc/harness-cannot-write-here"   # even root cannot create a folder in /proc
+
+
+@pytest.mark.in_process_tvm   # `passes` lists the registered passes in its own process
+@pytest.mark.parametrize("args, names", [
+    (["report", "--jobs", "0"], "--jobs"),
+    (["report", "--jobs", "-1"], "--jobs"),
+    (["passes", "--jobs", "0"], "--jobs"),
+    (["check", "Conv2d", "--timeout", "0"], "--timeout"),
+    (["check", "Conv2d", "--timeout", "-5"], "--timeout"),
+    (["check", "Conv2d", "--trials", "0"], "--trials"),
+    (["fuzz", "--examples", "0"], "--examples"),
+    (["attrs", "--examples", "0"], "--examples"),
+    (["reduce", "Conv2d", "--budget", "0"], "--budget"),
+    (["envs", "prune", "--keep", "-1"], "--keep"),
+    (["report", "Conv2d", "--out", "{file}"], "--out"),
+    (["report", "Conv2d", "--out", UNWRITABLE], "--out"),
+    (["passes", "Conv2d", "--pass", "Normalize", "--out", "{file}"], "--out"),
+    (["reduce", "Conv2d", "--out", "{file}"], "--out"),
+    (["fuzz", "--examples", "1", "--out", "{file}"], "--out"),
+    (["matrix", "Conv2d", "--set", "apache-tvm==0.27.0.post1", "--out", "{file}"], "--out"),
+    (["check", "Conv2d", "--reduce", "--out", UNWRITABLE], "--out"),
+    (["list", "nosuch*"], "no case matches"),
+    (["check", "Conv2d", "--cases", "/no/such/folder"], "--cases"),
+    (["bisect", "yolov3-tiyn", "--good", "0.26.0", "--bad", "0.27.0.post1"], "unknown case"),
+    (["bisect", "Conv2d", "--good", "0.26.0", "--bad", "0.27.0.post1", "--match", "bogus"],
+     "--match"),
+    (["bisect-step", "--source", "/tmp", "--match", "oops:x"], "--match"),
+])
+def test_a_bad_option_value_is_exit_2_naming_it_before_any_work(a_file, args, names):
+    from harness.versions import envs
+    before = envs.list_envs()
+    code, _, err = cli_here(*[arg.replace("{file}", a_file) for arg in args])
+    assert code == 2, err
+    lines = [line for line in err.strip().splitlines() if line.startswith("harness: error:")]
+    assert len(lines) == 1 and names in lines[0], err
+    assert "Traceback" not in err
+    assert envs.list_envs() == before    # refused before building anything
+
+
+@pytest.mark.parametrize("target, says", [
+    ("foo", 'Target kind "foo" is not defined'),
+    ("llvm -mcpu", None),                            # a flag: TVM says what mcpu wants
+    ("{\"kind\": \"llvm\"", "not valid JSON"),
+    ("llvm mcpu=skylake", "-KEY=VALUE"),
+])
+def test_a_target_tvm_refuses_is_exit_2_with_its_reason(target, says):
+    code, _, err = cli_here("check", "conv-reshape-concat", "--quiet", "--target", target)
+    assert code == 2, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("harness: error: --target") and "Traceback" not in err
+    assert says is None or says in line, line
+
+
+@pytest.mark.parametrize("target", ["cuda", "llvm -mcpu=skylake", '{"kind": "llvm"}'])
+def test_targets_in_any_form_extract(target):
+    """num-cores goes only where the kind takes it: a CUDA target extracts without a GPU."""
+    code, out, err = cli_here("check", "conv-reshape-concat", "--quiet", "--target", target)
+    assert code == 0, err + out
+
+
+def test_attrs_type_glob_that_matches_nothing():
+    code, _, err = cli_here("attrs", "--type", "NoSuch*", "--examples", "1")
+    assert "--type" in _one_line_error(code, err)

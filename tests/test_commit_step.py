@@ -155,3 +155,44 @@ def test_real_tvm_ffi_checkout_is_built_into_an_env_with_a_tvm_release():
                           env=dict(os.environ, PYTHONPATH=ROOT), timeout=3600)
     assert proc.returncode in (0, 1), proc.stderr[-3000:]   # a verdict, not skip or abort
     assert "[tvm-ffi package]" in proc.stderr and "[check]" in proc.stderr
+
+
+# ---- what a commit's check showed, decided like `bisect` decides a release --------------
+
+def _showed(*violations):
+    from harness.verdict import Result
+    result = Result("yolov3-tiny", options={"layout": "nchw", "path": "extract"},
+                    tvm_version="git:5d4dc8721307", tvm_ffi_version="0.1.14.post1")
+    for violation in violations:
+        result.add(violation)
+    return result
+
+
+def test_a_registered_failure_on_a_commit_is_good_and_a_new_one_bad(capsys):
+    from harness.signature import Pattern
+    from harness.verdict import Violation
+    annotate = Violation("mutated", "zero-pipeline", "(pass input)", "rebound",
+                         "tirx.AnnotateEntryFunc", 48)
+    new = Violation("error", "extract-tasks", "(exception)", "ValueError: broken")
+    # A source build has no release number: registered entries count in every range.
+    assert commit_step.decide(_showed(annotate), None, False) == 0
+    assert "registered [annotate-entry-func-yolov3-tiny]" in capsys.readouterr().err
+    assert commit_step.decide(_showed(annotate, new), None, False) == 1
+    assert commit_step.decide(_showed(annotate), None, True) == 1            # --any
+    assert commit_step.decide(_showed(annotate, new), Pattern.parse("crash:*"), False) == 0
+    assert commit_step.decide(_showed(new), Pattern.parse("error:extract-tasks"), False) == 1
+
+
+def test_a_build_command_checks_its_build_not_the_harness_venvs_tvm(tmp_path):
+    """Once it checked whatever TVM the harness's venv had and said 0: a bisect of nothing.
+    A checkout whose build does not give TVM's python/ and build/lib aborts (128)."""
+    repo = tmp_path / "notvm"
+    repo.mkdir()
+    (repo / "README").write_text("builds nothing\n")
+    _commit_all(repo, "no TVM here")
+    proc = subprocess.run([sys.executable, "-m", "harness", "bisect-step", "--source", str(repo),
+                           "--build-command", "true", "conv-reshape-concat"],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT),
+                          timeout=600)
+    assert proc.returncode == 128, proc.stderr[-2000:]
+    assert "not from" in proc.stderr and "aborting the bisect" in proc.stderr, proc.stderr[-2000:]

@@ -6,8 +6,7 @@ exercised by the catalog items and by tests/test_reproducers.py.
 import pytest
 
 from harness.catalog import known_issues
-from harness.cli.report import exit_code_of
-from harness.verdict import BadInput, Result, StageRecord, Violation
+from harness.verdict import BadInput, Result, StageRecord, Violation, exit_code_of_rows
 
 REGISTRY = """
 [[issue]]
@@ -40,7 +39,7 @@ case = "*"
 path = "pass"
 stage = "pass:s_tir.InstrumentProfileIntrinsics"
 verdict = "error"
-access_path = "(determinism)"
+phase = "determinism"
 strict = false
 reference = "hidden counter"
 """
@@ -51,7 +50,7 @@ STACK = {"tvm_version": "0.27.0.post1", "tvm_ffi_version": "0.1.14.post1"}
 def registry(tmp_path, monkeypatch):
     path = tmp_path / "known_issues.toml"
     path.write_text(REGISTRY)
-    entries = known_issues.registry(str(path))
+    entries = known_issues.read(str(path))
     monkeypatch.setattr(known_issues, "registry", lambda: entries)
     return entries
 
@@ -85,7 +84,7 @@ def test_same_kind_at_another_pass_is_news(registry):
 
 def test_an_entry_for_the_run_twice_check_does_not_explain_other_errors_there(registry):
     stage = "pass:s_tir.InstrumentProfileIntrinsics"
-    hidden = Violation("error", stage, "(determinism)", "not deterministic")
+    hidden = Violation("error", stage, "(outcome)", "not deterministic", phase="determinism")
     refused = Violation("error", stage, "(exception)", "InternalError: check failed")
     assert known_issues.judge(result("conv", hidden, path="pass")).status == "known"
     judgement = known_issues.judge(result("conv", hidden, refused, path="pass"))
@@ -121,6 +120,9 @@ def test_scope_is_case_stack_layout_and_path(registry):
     source_build = result("yolov3-tiny", annotate())
     source_build.tvm_version = "git:5d4dc8721307"     # in no release range
     assert known_issues.judge(source_build).known[0][1].reference == "lenient, every case"
+    # a commit bisect asks whether the failure is a registered one: within every range
+    assert known_issues.judge(source_build, source_builds=True).known[0][1].reference == \
+        "strict, yolo"
 
 
 def test_incomplete_or_injected_runs_do_not_make_entries_stale(registry):
@@ -139,25 +141,27 @@ def test_harness_error_is_exit_4_even_when_the_rest_is_known(registry):
     broken = result("yolov3-tiny", annotate(),
                     Violation("harness-error", "setup", "(harness)", "KeyError"))
     assert known_issues.judge(broken).exit_code == 4
-    assert exit_code_of([{"verdict": "mutated", "status": "known"},
-                         {"verdict": "harness-error", "status": "harness-error"}]) == 4
-    assert exit_code_of([{"verdict": "mutated", "status": "known"},
-                         {"verdict": "pass", "status": "pass"}]) == 0
-    assert exit_code_of([{"verdict": "pass", "status": "stale"}]) == 1
+    def rows(*statuses):
+        from harness.verdict import status
+        return [{"failing": status(name).failing, "exit": status(name).exit}
+                for name in statuses]
+    assert exit_code_of_rows(rows("known", "harness-error", "new")) == 4
+    assert exit_code_of_rows(rows("known", "pass", "unsupported")) == 0
+    assert exit_code_of_rows(rows("pass", "stale")) == 1
 
 
 def test_a_malformed_entry_is_refused_with_its_place(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text('[[issue]]\ncase = "x"\nverdict = "mutated"\nreference = "r"\nstgae = "y"\n')
     with pytest.raises(BadInput, match="issue #1"):
-        known_issues.registry(str(path))
+        known_issues.read(str(path))
 
 
 def test_every_registered_reproducer_exists():
     import os
-    from harness.catalog.cases import CASES_DIR
     missing = [issue.reproducer for issue in known_issues.registry()
-               if issue.reproducer and not os.path.exists(os.path.join(CASES_DIR, issue.reproducer))]
+               if issue.reproducer and not os.path.exists(os.path.join(issue.base,
+                                                                       issue.reproducer))]
     assert not missing
     # Every bug this harness found (not a documented frontend limitation) has a reproducer.
     findings = [issue for issue in known_issues.registry()

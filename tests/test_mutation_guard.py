@@ -51,6 +51,16 @@ def test_mutator_hidden_in_a_sequential_is_named():
     assert result.tasks > 0            # the path went on after the finding
 
 
+def test_a_deep_in_place_edit_is_seen_by_the_hash_of_each_passs_input():
+    """No function rebound (identity maps see nothing) and the module is an intermediate
+    of a Sequential (no stage fingerprint sees it): only the per-pass input hash, the
+    guard's replacement for TVM's raising check, names the pass."""
+    result = run_in_process(inject_pass=seeded_spec("hidden_global_info"))
+    (violation,) = _mutations(result)
+    assert (violation.stage, violation.pass_name) == ("injected", "SeededGlobalInfoPass")
+    assert "structural hash changed" in violation.detail, violation.detail
+
+
 @pytest.mark.parametrize("before", ["extract-tasks", "decompose-ops-for-inference"])
 def test_span_only_mutation_is_caught_and_named(before):
     """Structural hash unchanged, JSON text changed: the stage guard alone misses it."""
@@ -103,6 +113,6 @@ def test_cli_reports_mutated_with_the_pass_and_exits_1():
                for v in data["violations"])
     assert set(data) >= {"verdict", "tasks", "stages", "violations", "passes", "copiers",
                          "tvm_version", "tvm_ffi_version", "case"}
-    assert all(set(p) == {"stage", "name", "index", "seconds", "mutated_input"}
+    assert all(set(p) == {"stage", "name", "index", "seconds", "mutated_input", "raised"}
                for p in data["passes"])
     assert any(p["name"] == "SeededMutatingPass" for p in data["passes"])

@@ -18,7 +18,6 @@ SEEDED_SWEEP = f"{ROOT}/tests/seeded_sweep.py"
 # ConvertLayout: the seed bug's layout pass; RealizeVDevice once mutated its input
 # (upstream #17205); FoldConstant runs a nested build; LegalizeOps makes the PrimFuncs.
 DEFAULT_PASSES = ("ConvertLayout", "FoldConstant", "RealizeVDevice", "LegalizeOps")
-PASSING = ("pass", "known", "rejected", "skipped")
 
 
 def _nightly_selected(config) -> bool:
@@ -61,7 +60,7 @@ def test_pass_keeps_both_invariants(swept_pass, points, case_ids):
             options = Options(layout=case.layout, path="pass", sweep_pass=swept_pass,
                               sweep_point=point)
             rows.append(row_of(swept_pass, case.id, point, run_isolated(case.id, options)))
-    failing = [row for row in rows if row["verdict"] not in PASSING]
+    failing = [row for row in rows if row["failing"]]
     assert not failing, "\n".join(
         f"{row['case']} @ {row['point']}: {row['verdict']}: {row['detail']}\n  reproduce: "
         f"python -m harness passes {row['case']} --pass {swept_pass} --point {row['point']}"
@@ -95,6 +94,9 @@ def test_seeded_passes_registered_under_test_names_are_swept_and_caught():
         # only the second run on the same input sees hidden state
         assert verdicts["HarnessSeededHiddenState", point] == "nondeterministic"
         assert verdicts["HarnessSeededRespanner", point] == "mutated"
+        # TVM failing on the pass's output, after the pass: a failing row, not "skipped"
+        assert verdicts["HarnessSeededUnserializable", point] == "error"
+    assert all(row["failing"] for row in rows if row["pass"] == "HarnessSeededUnserializable")
     assert any("harness_seeded" in row["detail"] for row in rows)   # the access path
     assert sorted((row["point"], row["verdict"]) for row in rows
                   if row["pass"].endswith(".LowerInitBlock")) == [
@@ -134,6 +136,7 @@ def test_the_default_selection_is_every_relax_pass_and_the_tir_passes_compile_ru
     assert not {"s_tir.InstrumentProfileIntrinsics", "s_tir.HoistExpression"} & set(listed)
 
 
+@pytest.mark.nightly   # 14 s; the journal's resume is also tested through report (default run)
 def test_a_sweep_cut_short_resumes_from_its_rows_journal(tmp_path):
     common = (SMALL_CASE, "--point", "imported", "--out", str(tmp_path))
     code, rows, err = _rows(*common, "--pass", "Normalize")
@@ -157,6 +160,13 @@ def test_a_journal_keeps_only_the_rows_of_the_stack_it_resumes_on(tmp_path):
         1: {"id": 1}}
     assert Journal(str(tmp_path), "passes", True, key, {"target": "other"}).done == {}
     assert Journal(str(tmp_path), "report", True, key, {"target": "llvm"}).done == {}
+    # a line a kill cut short is dropped, and the next row is not glued to it
+    with open(tmp_path / "passes-rows.jsonl", "a") as handle:
+        handle.write('{"stack": {"target": "ll')
+    with Journal(str(tmp_path), "passes", True, key, {"target": "llvm"}) as journal:
+        journal.append({"id": 2})
+    assert Journal(str(tmp_path), "passes", True, key, {"target": "llvm"}).done == {
+        1: {"id": 1}, 2: {"id": 2}}
 
 
 def test_an_unknown_pass_glob_is_bad_input():
@@ -173,13 +183,38 @@ def test_a_registered_issue_gone_stale_is_a_failing_row_not_a_crash(tmp_path, mo
     registry = tmp_path / "known_issues.toml"
     registry.write_text('[[issue]]\ncase = "node-split*"\nverdict = "error"\n'
                         'reference = "gone upstream"\n')
-    entries = known_issues.registry(str(registry))
+    entries = known_issues.read(str(registry))
     monkeypatch.setattr(known_issues, "registry", lambda: entries)
     result = Result("node-split_zero_size_splits_opset18", options={"path": "pass"},
                     tvm_version="0.27.0.post1", tvm_ffi_version="0.1.14.post1")
     row = passes.row_of("Normalize", result.case, "imported", result)
     assert row["verdict"] == "stale" and "gone upstream" in row["detail"]
-    assert "stale" in passes.FAILING
+    assert row["failing"] and "stale" in passes.FAILING
+
+
+def _row_for(*violations):
+    from harness.cli import passes
+    from harness.verdict import Result
+    result = Result(SMALL_CASE, options={"path": "pass", "layout": "nchw"},
+                    tvm_version="0.27.0.post1", tvm_ffi_version="0.1.14.post1")
+    for violation in violations:
+        result.add(violation)
+    return passes.row_of("Normalize", SMALL_CASE, "fused", result)
+
+
+def test_a_rows_verdict_comes_from_where_the_violation_was_seen():
+    """Typed phases, not stage-name suffixes: each of these once became a passing row."""
+    from harness.verdict import Violation
+    refused = Violation("error", "pass:Normalize", "(exception)", "TVMError: no", "Normalize", 1)
+    in_checks = Violation("error", "pass:Normalize", "(exception)", "TypeError: no json",
+                          phase="checks")
+    prefix = Violation("error", "zero-pipeline", "(exception)", "ValueError: x", "FuseOps", 9)
+    bug = Violation("harness-error", "pass:Normalize", "(harness)", "KeyError: x")
+    assert (_row_for(refused)["verdict"], _row_for(refused)["failing"]) == ("rejected", False)
+    assert (_row_for(prefix)["verdict"], _row_for(prefix)["failing"]) == ("skipped", False)
+    assert (_row_for(in_checks)["verdict"], _row_for(in_checks)["failing"]) == ("error", True)
+    row = _row_for(refused, bug)      # a harness error after a refusal is still ours
+    assert (row["verdict"], row["failing"], row["exit"]) == ("harness-error", True, 4)
 
 
 @pytest.mark.in_process_tvm

@@ -71,7 +71,7 @@ def test_seeded_mutating_pass_is_found_shrunk_and_reproduced(tmp_path):
     assert len(outcome.spec.layers) == 1, outcome.spec   # shrunk to the smallest graph
     code, out = _run_reproducer(outcome.reproducer)
     assert code == 1, out
-    assert "Immutable module has been modified in pass: injected" in out
+    assert "reproduces: pass injected mutated the module it was given, in place" in out
 
 
 def test_seeded_lossy_field_is_found_shrunk_and_reproduced(tmp_path):

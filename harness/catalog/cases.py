@@ -1,5 +1,9 @@
 """The case catalog: manifests from cases/catalog.toml plus models found in the onnx wheel.
 
+A user's catalog adds to the built-in one: each folder `HARNESS_CASES` names
+(os.pathsep-separated; the CLI's `--cases DIR` sets it) may hold a catalog.toml
+(its `builder:`, `darknet:` and `file:` sources resolve in that folder), a
+known_issues.toml and reproducers/, exactly like the built-in `cases/`.
 Listing never builds or loads a model, so `list` and pytest collection stay fast;
 `Case.model()` does the work when a check needs it.
 """
@@ -19,7 +23,23 @@ from harness import REPO_ROOT
 
 from harness.verdict import BadInput
 
-CASES_DIR = os.environ.get("HARNESS_CASES", os.path.join(REPO_ROOT, "cases"))
+CASES_DIR = os.path.join(REPO_ROOT, "cases")   # the built-in catalog and registry
+USER_CASES = "HARNESS_CASES"
+
+
+def case_dirs() -> list[str]:
+    """The built-in cases/ folder, then every folder of a user's catalog, in order."""
+    dirs = [CASES_DIR]
+    for folder in os.environ.get(USER_CASES, "").split(os.pathsep):
+        if not folder:
+            continue
+        if not os.path.isdir(folder):
+            raise BadInput(f"{USER_CASES} (or --cases) names {folder!r}, which is not a "
+                           "folder; it should hold a catalog.toml and/or known_issues.toml")
+        folder = os.path.abspath(folder)
+        if folder not in dirs:
+            dirs.append(folder)
+    return dirs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,6 +48,7 @@ class Case:
     source: str                  # darknet:, builder:, onnx-wheel:, onnx-node:, file:
     tags: tuple[str, ...] = ()
     layout: str = "nchw"
+    base: str = CASES_DIR        # the catalog folder its darknet:/builder:/file: refer to
 
     @property
     def slow(self) -> bool:
@@ -43,17 +64,22 @@ class Case:
         kind, _, ref = self.source.partition(":")
         if kind == "darknet":
             from harness.catalog import darknet
-            with open(os.path.join(CASES_DIR, "darknet", ref)) as handle:
+            with open(os.path.join(self.base, "darknet", ref)) as handle:
                 return darknet.build(handle.read())
         if kind == "builder":
-            return getattr(_handwritten(), ref)()
+            module, _, func = ref.rpartition(":")
+            builders = _builders(os.path.join(self.base, module or "handwritten.py"))
+            if not hasattr(builders, func):
+                raise BadInput(f"case {self.id}: {module or 'handwritten.py'} in {self.base} "
+                               f"has no builder {func!r}")
+            return getattr(builders, func)()
         if kind == "onnx-wheel":
             return onnx.load(os.path.join(onnx_data_dir(), ref))
         if kind == "onnx-node":
             from harness.catalog import onnx_node
             return onnx.load(onnx_node.model_path(ref))
         if kind == "file":
-            return load_onnx_file(ref)
+            return load_onnx_file(os.path.join(self.base, ref))
         raise BadInput(f"case {self.id}: unknown source kind {kind!r}")
 
     def manifest(self) -> dict:
@@ -69,9 +95,12 @@ def onnx_data_dir() -> str:
 
 
 @functools.cache
-def _handwritten():
-    path = os.path.join(CASES_DIR, "handwritten.py")
-    spec = importlib.util.spec_from_file_location("harness_cases_handwritten", path)
+def _builders(path: str):
+    """A catalog's builder file (cases/handwritten.py for the built-in one), imported."""
+    if not os.path.exists(path):
+        raise BadInput(f"no builder file {path}")
+    name = "harness_cases_" + str(abs(hash(path)))
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -173,24 +202,46 @@ def _tags(tags, case_id: str, slow: set[str]) -> tuple[str, ...]:
     return tuple(tags) + (("slow",) if case_id in slow else ())
 
 
-@functools.cache
 def catalog() -> tuple[Case, ...]:
-    path = os.path.join(CASES_DIR, "catalog.toml")
-    if not os.path.exists(path):
-        raise BadInput(f"no catalog at {path}: install the harness from its checkout "
-                       "(pip install -e .) or point HARNESS_CASES at a cases/ folder")
-    with open(path, "rb") as handle:
-        data = tomllib.load(handle)
-    slow = set(data.get("slow", {}).get("cases", []))
-    cases = [Case(c["id"], c["source"], _tags(c.get("tags", []), c["id"], slow),
-                  c.get("layout", "nchw")) for c in data.get("case", [])]
-    for rule in data.get("discover", []):
-        cases += _discover(rule, slow)
-    ids = [c.id for c in cases]
-    duplicates = {i for i in ids if ids.count(i) > 1}
-    if duplicates:
-        raise BadInput(f"catalog.toml: duplicate case ids {sorted(duplicates)}")
+    """Every case: the built-in catalog, then each user catalog folder's."""
+    return _catalog(tuple(case_dirs()))
+
+
+@functools.cache
+def _catalog(dirs: tuple[str, ...]) -> tuple[Case, ...]:
+    cases: list[Case] = []
+    for folder in dirs:
+        path = os.path.join(folder, "catalog.toml")
+        if not os.path.exists(path):
+            if folder == CASES_DIR:
+                raise BadInput(f"no catalog at {path}: install the harness from its "
+                               "checkout (pip install -e .)")
+            continue   # a user folder may hold only a registry
+        cases += _read_catalog(path, folder)
+    seen: dict[str, Case] = {}
+    for case in cases:
+        if case.id in seen:
+            raise BadInput(f"case id {case.id!r} is defined twice: in "
+                           f"{seen[case.id].base} and in {case.base}; rename one")
+        seen[case.id] = case
     return tuple(cases)
+
+
+def _read_catalog(path: str, folder: str) -> list[Case]:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{path} is not valid TOML: {exc}") from None
+    slow = set(data.get("slow", {}).get("cases", []))
+    try:
+        cases = [Case(c["id"], c["source"], _tags(c.get("tags", []), c["id"], slow),
+                      c.get("layout", "nchw"), folder) for c in data.get("case", [])]
+    except KeyError as exc:
+        raise BadInput(f"{path}: every [[case]] needs an id and a source (missing {exc})")
+    for rule in data.get("discover", []):
+        cases += [dataclasses.replace(case, base=folder) for case in _discover(rule, slow)]
+    return cases
 
 
 def select(patterns: list[str] | None = None, tags: list[str] | None = None) -> list[Case]:

@@ -2,7 +2,8 @@
 
 An entry scopes a bug (case glob, TVM / tvm-ffi version range, layout, path)
 and says which violations it explains (kind, and where given the stage, the
-pass and the access path). `judge` matches every violation of a result to the most specific entry
+phase, the copier, the pass and the access path). The registry is the built-in
+cases/known_issues.toml plus one per user catalog folder (cases.case_dirs). `judge` matches every violation of a result to the most specific entry
 that explains it; a result is *known* when all its violations are explained,
 and an entry that applies but explains nothing is *stale* (upstream fixed it:
 the registry must be updated). The CLI, report, matrix and the pytest plugin
@@ -19,14 +20,14 @@ import tomllib
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from harness.catalog.cases import CASES_DIR
-from harness.verdict import (EXIT_CANNOT_TEST, EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED,
-                             BadInput, Result, Violation)
+from harness.catalog.cases import CASES_DIR, case_dirs
+from harness.verdict import PHASES, BadInput, Result, Violation
+from harness.verdict import status as status_of
 
 # A result that ended early cannot show that a registered violation is gone.
 _INCOMPLETE = ("harness-error", "crash", "timeout", "unsupported")
-_FIELDS = ("case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
-           "stage", "pass", "access_path", "strict", "reproducer")
+_FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
+           "stage", "phase", "copier", "pass", "access_path", "strict", "reproducer")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,22 +42,38 @@ class KnownIssue:
     path: str = ""       # extract | tune | compile, "" = any
     stage: str = ""      # the violation's stage, "" = any
     pass_name: str = ""  # glob over the violation's pass ("pass" in the file), "" = any
-    access_path: str = ""  # the violation's access path, e.g. "(determinism)"; "" = any
+    access_path: str = ""  # the violation's access path, e.g. "(outcome)"; "" = any
     strict: bool = True  # False: the bug may or may not show on a case in scope
-    reproducer: str = ""  # cases/reproducers/<file>, relative to cases/
+    reproducer: str = ""  # reproducers/<file>, relative to the registry's folder
+    phase: str = ""      # the violation's phase (verdict.PHASES), "" = any
+    copier: str = ""     # the violation's copier, "" = any
+    id: str = ""         # a stable name (`check --json` names it); default FILE#N
+    base: str = CASES_DIR  # the folder whose known_issues.toml holds it
+
+    @property
+    def reproducer_path(self) -> str:
+        """The reproducer, as a user would type it from the checkout (absolute for a
+        user catalog's)."""
+        if not self.reproducer:
+            return ""
+        if self.base == CASES_DIR:
+            return os.path.join("cases", self.reproducer)
+        return os.path.join(self.base, self.reproducer)
 
     def applies(self, case: str, versions: dict, layout: str = "nchw",
-                path: str = "extract") -> bool:
+                path: str = "extract", source_builds: bool = False) -> bool:
         """In scope: this case, on this stack, layout and path."""
         if not any(fnmatch.fnmatch(case, glob) for glob in self.case):
             return False
         if (self.layout and self.layout != layout) or (self.path and self.path != path):
             return False
-        return self.on_stack(versions)
+        return self.on_stack(versions, source_builds)
 
-    def on_stack(self, versions: dict) -> bool:
-        """This TVM / tvm-ffi is within the entry's version ranges."""
-        return all(not spec or _within(versions.get(key), spec)
+    def on_stack(self, versions: dict, source_builds: bool = False) -> bool:
+        """This TVM / tvm-ffi is within the entry's version ranges. A source build
+        ("git:<sha>") has no release number: it is within no range, or with
+        `source_builds` (a commit bisect: is this failure a registered one?) within all."""
+        return all(not spec or _within(versions.get(key), spec, source_builds)
                    for spec, key in ((self.tvm, "tvm_version"),
                                      (self.tvm_ffi, "tvm_ffi_version")))
 
@@ -65,6 +82,9 @@ class KnownIssue:
             return False
         if self.access_path and self.access_path != violation.path:
             return False
+        if (self.phase and self.phase != violation.phase) or (
+                self.copier and self.copier != violation.copier):
+            return False
         return not self.pass_name or fnmatch.fnmatch(violation.pass_name or "", self.pass_name)
 
     @property
@@ -72,7 +92,7 @@ class KnownIssue:
         """More constraints and no wildcard in the case: the more specific entry wins."""
         constraints = sum(bool(field) for field in (self.tvm, self.tvm_ffi, self.layout,
                                                      self.path, self.stage, self.pass_name,
-                                                     self.access_path))
+                                                     self.access_path, self.phase, self.copier))
         exact_case = all(not any(ch in glob for ch in "*?[") for glob in self.case)
         return constraints + 10 * exact_case
 
@@ -82,15 +102,18 @@ class KnownIssue:
         return f"{self.verdict}{where} ({self.reference})"
 
 
-def _within(version: str | None, spec: str) -> bool:
-    """A source build ("git:<sha>") or a missing version is within no range."""
+def _within(version: str | None, spec: str, source_builds: bool = False) -> bool:
+    """A missing version is within no range; a source build ("git:<sha>") within none
+    unless `source_builds`."""
+    if version is not None and version.startswith("git:"):
+        return source_builds
     try:
         return version is not None and Version(version) in SpecifierSet(spec, prereleases=True)
     except InvalidVersion:
         return False
 
 
-def _entry(raw: dict, where: str) -> KnownIssue:
+def _entry(raw: dict, where: str, base: str, default_id: str) -> KnownIssue:
     unknown = set(raw) - set(_FIELDS)
     if unknown or not {"case", "verdict", "reference"} <= set(raw):
         raise BadInput(f"{where}: fields must be among {', '.join(_FIELDS)} and include "
@@ -98,23 +121,49 @@ def _entry(raw: dict, where: str) -> KnownIssue:
     data = dict(raw)
     data["case"] = (data["case"],) if isinstance(data["case"], str) else tuple(data["case"])
     data["pass_name"] = data.pop("pass", "")
-    return KnownIssue(**data)
+    data.setdefault("id", default_id)
+    if data.get("phase") and data["phase"] not in PHASES:
+        raise BadInput(f"{where}: phase must be one of {', '.join(PHASES)}")
+    return KnownIssue(base=base, **data)
+
+
+def registry() -> tuple[KnownIssue, ...]:
+    """Every entry: the built-in registry, then each user catalog folder's."""
+    return _registry(tuple(os.path.join(folder, "known_issues.toml")
+                           for folder in case_dirs()))
 
 
 @functools.cache
-def registry(path: str | None = None) -> tuple[KnownIssue, ...]:
-    path = path or os.path.join(CASES_DIR, "known_issues.toml")
+def _registry(paths: tuple[str, ...]) -> tuple[KnownIssue, ...]:
+    entries: list[KnownIssue] = []
+    for path in paths:
+        entries += read(path)
+    ids = [entry.id for entry in entries]
+    twice = sorted({entry_id for entry_id in ids if ids.count(entry_id) > 1})
+    if twice:
+        raise BadInput(f"known-issue ids must be unique across registries: {twice}")
+    return tuple(entries)
+
+
+def read(path: str) -> tuple[KnownIssue, ...]:
+    """The entries of one known_issues.toml (none when it does not exist)."""
     if not os.path.exists(path):
         return ()
-    with open(path, "rb") as handle:
-        entries = tomllib.load(handle).get("issue", [])
-    return tuple(_entry(raw, f"{path}: issue #{index}") for index, raw in enumerate(entries, 1))
+    try:
+        with open(path, "rb") as handle:
+            entries = tomllib.load(handle).get("issue", [])
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{path} is not valid TOML: {exc}") from None
+    base, name = os.path.dirname(os.path.abspath(path)), os.path.basename(path)
+    return tuple(_entry(raw, f"{path}: issue #{index}", base, f"{name}#{index}")
+                 for index, raw in enumerate(entries, 1))
 
 
 def in_scope(case: str, versions: dict, layout: str = "nchw",
-             path: str = "extract") -> list[KnownIssue]:
+             path: str = "extract", source_builds: bool = False) -> list[KnownIssue]:
     """Entries that apply here, most specific first."""
-    found = [issue for issue in registry() if issue.applies(case, versions, layout, path)]
+    found = [issue for issue in registry()
+             if issue.applies(case, versions, layout, path, source_builds)]
     return sorted(found, key=lambda issue: -issue.specificity)
 
 
@@ -136,11 +185,11 @@ class Judgement:
     @property
     def exit_code(self) -> int:
         """0 when every violation is registered and no strict entry went stale."""
-        if self.verdict == "harness-error":
-            return EXIT_INTERNAL
-        if self.unknown or self.stale:
-            return EXIT_VIOLATED
-        return EXIT_CANNOT_TEST if self.verdict == "unsupported" else EXIT_PASS
+        return status_of(self.status).exit
+
+    @property
+    def failing(self) -> bool:
+        return status_of(self.status).failing
 
     @property
     def status(self) -> str:
@@ -154,19 +203,32 @@ class Judgement:
         return "known" if self.known else "pass"
 
     def lines(self) -> list[str]:
-        out = [f"known: {v.kind} at {v.where()}: {issue.reference}"
-               + (f"; reproducer cases/{issue.reproducer}" if issue.reproducer else "")
+        out = [f"known: {v.kind} at {v.where()}: [{issue.id}] {issue.reference}"
+               + (f"; reproducer {issue.reproducer_path}" if issue.reproducer else "")
                for v, issue in self.known]
-        out += [f"stale registry entry (it no longer happens here): {issue.describe()}"
-                for issue in self.stale]
+        out += [f"stale registry entry [{issue.id}] (it no longer happens here): "
+                f"{issue.describe()}" for issue in self.stale]
         return out
 
+    def to_json(self) -> dict:
+        """`status`, `failing`, which entry explains each known violation, and which
+        entries went stale."""
+        return {"status": self.status, "failing": self.failing,
+                "known": [{"violation": v.one_line(), "entry": issue.id,
+                           "reference": issue.reference,
+                           "reproducer": issue.reproducer_path} for v, issue in self.known],
+                "stale": [{"entry": issue.id, "reference": issue.reference}
+                          for issue in self.stale]}
 
-def judge(result: Result, kinds: tuple[str, ...] | None = None) -> Judgement:
-    """Match each violation (of `kinds`, default all) to the most specific entry explaining it."""
+
+def judge(result: Result, kinds: tuple[str, ...] | None = None,
+          source_builds: bool = False) -> Judgement:
+    """Match each violation (of `kinds`, default all) to the most specific entry explaining
+    it. `source_builds`: a "git:<sha>" version is within every range (bisect-step asks
+    whether a failure on a commit is a registered one)."""
     options = result.options or {}
     entries = in_scope(result.case, result.__dict__, options.get("layout", "nchw"),
-                       options.get("path", "extract"))
+                       options.get("path", "extract"), source_builds)
     # "unsupported" is not a violation of TVM's: cannot test, exit 125.
     violations = [v for v in result.violations
                   if v.kind != "unsupported" and (kinds is None or v.kind in kinds)]

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fnmatch
 import json
 import subprocess
 import sys
 
+from harness.cli.options import positive_int
 from harness.process.isolate import describe_death
 from harness.verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput
 
@@ -46,6 +48,10 @@ def cmd_attrs(args) -> int:
     except compat.TVMUnavailable as exc:
         print(f"harness: cannot test: {exc}", file=sys.stderr)
         return EXIT_CANNOT_TEST
+    if args.type and not any(fnmatch.fnmatchcase(key, args.type)
+                             for key in compat.registered_attrs_types()):
+        raise BadInput(f"--type {args.type!r} matches no registered attrs type "
+                       "(e.g. 'relax.attrs.Conv2D*'; `python -m harness attrs` lists them all)")
     rows = attrs_check.check_all(args.examples, args.seed, args.type,
                                  on_row=None if args.json else _print_row)
     counts = {}
@@ -62,7 +68,8 @@ def cmd_attrs(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("attrs", help="round-trip every registered attrs type (hypothesis)")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--examples", type=int, default=20, help="examples per type (default 20)")
+    p.add_argument("--examples", type=positive_int, default=20,
+                   help="examples per type (default 20)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: derandomized)")
     p.add_argument("--type", default=None, metavar="GLOB", help="only type keys matching")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)

@@ -13,6 +13,7 @@ import sys
 import time
 
 from harness.catalog import known_issues
+from harness.cli.options import output_dir, positive_int
 from harness.tvmapi import compat
 from harness.versions import envs
 from harness.runner import reproducer
@@ -42,12 +43,12 @@ def check_spec(spec, door: str, options: Options, copiers=None, observe=None) ->
     result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
                                         **compat.versions()))
     if not has_news(result):
-        first = runner.outcome_signatures
-        again = PathRunner(dataclasses.replace(options, checks=False))
-        again.run(build(), Result(case=f"graph[{door}]"))
-        if again.outcome_signatures != first:
-            result.add(Violation("error", runner.path.final.name, "tasks",
-                                 "the path is not deterministic: two runs gave other outcomes"))
+        again = PathRunner(dataclasses.replace(options, checks=False)).run(
+            build(), Result(case=f"graph[{door}]"))
+        if again.outcome != result.outcome:
+            result.add(Violation("error", runner.path.final.name, "(outcome)",
+                                 "the path is not deterministic: two runs on fresh imports "
+                                 "gave other outcomes", phase="determinism"))
     return result
 
 
@@ -144,7 +145,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
         outcome.failure, outcome.spec, outcome.door = result, spec, door
         violation = outcome.violation = news(result)[0]
         graph_options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
-        frontend = violation.stage == "import"
+        frontend = reproducer.template_of(violation) == "import"
         module = None if frontend else (
             graphs.to_relax(spec) if door == "relax" else compat.from_onnx(graphs.to_onnx(spec)))
         folder = os.path.join(out_dir, f"graph-{violation.kind}-{int(time.time())}")
@@ -158,6 +159,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
 
 
 def cmd_fuzz(args) -> int:
+    output_dir(args.out)
     options = Options(target=args.target, inject_pass=args.inject_pass,
                       inject_before=args.inject_before)
     outcome = run(args.examples, args.seed, options, args.inject_copier, args.out,
@@ -177,7 +179,8 @@ def cmd_fuzz(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("fuzz", help="random conv/layout graphs through the path (hypothesis)")
-    p.add_argument("--examples", type=int, default=50)
+    p.add_argument("--examples", type=positive_int, default=50,
+                   help="graphs to generate (default 50)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--out", default="reproducers", help="folder for reproducers")
     p.add_argument("--target", default="llvm")

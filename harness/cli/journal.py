@@ -12,6 +12,8 @@ import json
 import os
 from typing import Callable
 
+from harness.verdict import BadInput
+
 
 def read_rows(path: str) -> list[dict]:
     """The journal's lines; one cut short by a kill mid-write is dropped (run again)."""
@@ -27,26 +29,48 @@ def read_rows(path: str) -> list[dict]:
     return rows
 
 
+def _ends_with_newline(path: str) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+# Bumped when a row's fields change: rows of another format are run again, not mixed in.
+ROW_FORMAT = 2
+
+
 class Journal:
+    """`resume`: keep the rows of this stack and append; `fresh`: start over; neither: a
+    journal that already holds rows is refused (BadInput), never silently replaced.
+    Nothing on disk changes before the first row is appended, so a run refused after
+    this (bad input found while validating) leaves the earlier rows as they were."""
+
     def __init__(self, out_dir: str, command: str, resume: bool,
-                 key: Callable[[dict], tuple], stack: dict):
-        os.makedirs(out_dir, exist_ok=True)
+                 key: Callable[[dict], tuple], stack: dict, fresh: bool = False):
         self.path = os.path.join(out_dir, f"{command}-rows.jsonl")
-        self.stack = stack
+        self.stack = {**stack, "row_format": ROW_FORMAT}
+        self.resume = resume
         self.done: dict[tuple, dict] = {}
+        earlier = read_rows(self.path)
         if resume:
-            for line in read_rows(self.path):
-                if line.get("stack") == stack:
+            for line in earlier:
+                if line.get("stack") == self.stack:
                     self.done[key(line["row"])] = line["row"]
-        elif os.path.exists(self.path):
-            os.remove(self.path)
-        self._sink = open(self.path, "a", buffering=1)
+        elif earlier and not fresh:
+            raise BadInput(f"{out_dir} holds {len(earlier)} rows of an earlier {command} run "
+                           f"({self.path}): --resume continues it, --fresh replaces it")
+        self._sink = None
 
     def append(self, row: dict) -> None:
+        if self._sink is None:
+            self._sink = open(self.path, "a" if self.resume else "w", buffering=1)
+            if self._sink.tell() and not _ends_with_newline(self.path):
+                self._sink.write("\n")   # after a line a kill cut short: keep ours whole
         self._sink.write(json.dumps({"stack": self.stack, "row": row}) + "\n")
 
     def close(self) -> None:
-        self._sink.close()
+        if self._sink is not None:
+            self._sink.close()
 
     def __enter__(self) -> "Journal":
         return self

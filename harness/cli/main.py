@@ -12,11 +12,14 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import sys
 
+from harness import signature
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
-from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.cli.options import output_dir, positive_float, positive_int
+from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
 from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, PATH_NAMES, Options
 
 from harness.verdict import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, BadInput, Result
@@ -63,6 +66,7 @@ def format_result(result: Result) -> str:
             lines.append(f"  copier {copier.name}: {copier.verdict} {copier.detail}")
     for violation in result.violations:
         lines.append(f"  {violation.one_line()}")
+        lines.append(f"    signature: {signature.text_of(violation)}")
     if result.verdict in ("crash", "timeout") and result.stderr_tail:
         lines.append("  stderr tail:")
         lines += ["    " + line for line in result.stderr_tail.splitlines()[-15:]]
@@ -92,7 +96,7 @@ def _options(args) -> Options:
 
 
 def cmd_list(args) -> int:
-    cases = catalog.select(args.pattern or None)
+    cases = catalog.select_for_run(args.pattern or None, everything=True)
     if args.json:
         print(json.dumps([case.manifest() for case in cases], indent=1))
         return 0
@@ -108,11 +112,17 @@ def cmd_check(args) -> int:
         options.layout = case.layout
     if options.layout not in LAYOUTS:
         raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}")
+    out_dir = None
+    if args.reduce:
+        out_dir = output_dir(args.out or os.path.join("reductions", os.path.basename(case.id)))
     on_event = None if args.quiet else progress_printer(case.id)
     result = run_isolated(args.case, options, timeout=args.timeout, on_event=on_event)
     judgement = known_issues.judge(result)
     if args.json:
-        print(json.dumps({**result.to_json(), "status": judgement.status}, indent=2))
+        data = result.to_json()
+        for violation, entry in zip(result.violations, data["violations"]):
+            entry["signature"] = signature.text_of(violation)
+        print(json.dumps({**data, **judgement.to_json()}, indent=2))
     else:
         print(format_result(result))
         for line in judgement.lines():
@@ -124,7 +134,6 @@ def cmd_check(args) -> int:
                   "(--ignore-known counts them)")
     if args.reduce and result.exit_code == 1:
         from harness.cli import reduce
-        out_dir = args.out or os.path.join("reductions", os.path.basename(case.id))
         reduce.reduce_case(args.case, options, out_dir, args.budget, args.timeout,
                            args.resume, reproduce_command(args.case, options, args.timeout))
     return result.exit_code if args.ignore_known else judgement.exit_code
@@ -134,9 +143,13 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layout", choices=sorted(LAYOUTS), default=None,
                         help="nhwc runs ConvertLayout (the modern AlterOpLayout); "
                              "default: the case's own layout")
-    parser.add_argument("--target", default="llvm", help="target kind (default llvm)")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                        help="seconds before the child is killed (verdict timeout)")
+    parser.add_argument("--target", default="llvm",
+                        help="a target kind (llvm), TVM's JSON form ('{\"kind\": \"llvm\", "
+                             "\"mcpu\": \"skylake\"}') or the old string form "
+                             "('llvm -mcpu=skylake'); default llvm")
+    parser.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT,
+                        help="seconds before the child is killed (verdict timeout; "
+                             f"default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--inject-pass", metavar="MODULE:FUNC",
                         help="extra stage: a callable IRModule -> IRModule, or a Pass")
     parser.add_argument("--inject-before", default=None, metavar="STAGE",
@@ -146,7 +159,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
                         help="extract: up to meta_schedule's task extraction (default); "
                              "tune: static_shape_tuning_pipeline with a small budget; "
                              "compile: tvm.compile to a VM executable")
-    parser.add_argument("--trials", type=int, default=4,
+    parser.add_argument("--trials", type=positive_int, default=4,
                         help="--path tune: total_trials (max 1 per task)")
     parser.add_argument("--prepack", action="store_true",
                         help="--path tune: cpu_weight_prepack (the layout-rewrite passes)")
@@ -184,7 +197,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _extra_commands():
         register(sub)
+    for command in sub.choices.values():
+        command.add_argument("--cases", dest="user_cases", action="append", metavar="DIR",
+                             default=[],
+                             help="a folder of your own cases (catalog.toml, known_issues.toml, "
+                                  "reproducers/) added to the built-in catalog and registry "
+                                  f"(repeatable; or {catalog.USER_CASES}=DIR{os.pathsep}DIR)")
     return parser
+
+
+def _add_user_cases(folders: list[str]) -> None:
+    """--cases DIR: through the environment, so every child sees the same catalog."""
+    if folders:
+        present = os.environ.get(catalog.USER_CASES, "")
+        os.environ[catalog.USER_CASES] = os.pathsep.join(
+            [p for p in present.split(os.pathsep) if p] + [os.path.abspath(f) for f in folders])
+        catalog.case_dirs()   # a folder that does not exist is bad input now
 
 
 def _extra_commands():
@@ -204,11 +232,14 @@ def _extra_commands():
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        _add_user_cases(args.user_cases)
         return args.func(args)
     except BadInput as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_INTERRUPTED))  # a second: now
+        cancel_all()
         print("harness: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `harness list | head`

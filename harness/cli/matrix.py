@@ -13,11 +13,12 @@ from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import matrix_page
 from harness.cli.main import reproduce_command
-from harness.cli.report import exit_code_of
-from harness.versions import envs
-from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.cli.options import non_negative_int, output_dir, positive_float
+from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated, validate
 from harness.tvmapi.pipelines import PATH_NAMES, Options
-from harness.verdict import BadInput
+from harness.verdict import EXIT_INTERRUPTED, BadInput, exit_code_of_rows
+from harness.verdict import status as status_of
+from harness.versions import envs
 
 
 def parse_set(text: str) -> dict[str, str]:
@@ -28,26 +29,39 @@ def cmd_matrix(args) -> int:
     sets = [parse_set(s) for s in args.set]
     if not sets:
         raise BadInput("give at least one --set 'apache-tvm==V,apache-tvm-ffi==V'")
-    cases = catalog.select(args.pattern)
-    if not cases:
-        raise BadInput(f"no case matches {' '.join(args.pattern)}")
+    cases = catalog.select_for_run(args.pattern, everything=True)
+    output_dir(args.out)
     labels = [" ".join(f"{n.removeprefix('apache-')}=={v}" for n, v in sorted(s.items()))
               for s in sets]
-    cells = {}
-    for label, packages in zip(labels, sets):
-        path = envs.ensure(packages, log=lambda t: print(t, file=sys.stderr, flush=True))
-        envs.touch(path)
-        for case in cases:
-            options = Options(layout=case.layout, path=args.path)
-            result = run_isolated(case.id, options, timeout=args.timeout,
-                                  python=envs.python_of(path))
-            cells[case.id, label] = cell_of(result, reproduce_command(case.id, options))
-            print(f"[{label}] {case.id}: {result.verdict} ({cells[case.id, label]['status']})",
-                  file=sys.stderr, flush=True)
+    cells: dict = {}
+    try:
+        for label, packages in zip(labels, sets):
+            path = envs.ensure(packages, log=lambda t: print(t, file=sys.stderr, flush=True))
+            envs.touch(path)
+            python = envs.python_of(path)
+            validate(cases[0].id, Options(layout=cases[0].layout, path=args.path,
+                                          target=args.target), python=python)
+            for case in cases:
+                options = Options(layout=case.layout, path=args.path, target=args.target)
+                result = run_isolated(case.id, options, timeout=args.timeout, python=python)
+                cells[case.id, label] = cell_of(result, reproduce_command(case.id, options))
+                print(f"[{label}] {case.id}: {result.verdict} "
+                      f"({cells[case.id, label]['status']})", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        cancel_all()
+        print(f"matrix: interrupted; the {len(cells)} cells decided are in {args.out}",
+              file=sys.stderr)
+        _write(args, cases, labels, cells)
+        return EXIT_INTERRUPTED
+    _write(args, cases, labels, cells)
+    return exit_code_of_rows(cells.values())
+
+
+def _write(args, cases, labels, cells) -> None:
+    """matrix.md (also printed), matrix.json and matrix.html; a cell not decided is blank."""
     case_ids = [case.id for case in cases]
     table = markdown(case_ids, labels, cells)
     print(table)
-    os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "matrix.md"), "w") as handle:
         handle.write(table + "\n")
     with open(os.path.join(args.out, "matrix.json"), "w") as handle:
@@ -59,14 +73,15 @@ def cmd_matrix(args) -> int:
     with open(page, "w") as handle:
         handle.write(matrix_page.render(case_ids, labels, cells, title=f"path {args.path}"))
     print(f"matrix: {page}", file=sys.stderr)
-    return exit_code_of(list(cells.values()))
 
 
 def cell_of(result, command: str) -> dict:
     """What one cell shows: verdict, known-issue status, size, time, the first violation."""
     judgement = known_issues.judge(result)
+    status = status_of(judgement.status)
     first = result.violations[0] if result.violations else None
-    return {"verdict": result.verdict, "status": judgement.status, "tasks": result.tasks,
+    return {"verdict": result.verdict, "status": status.name, "failing": status.failing,
+            "exit": status.exit, "tasks": result.tasks,
             "seconds": round(sum(stage.seconds for stage in result.stages), 2),
             "stage": first.stage if first else "", "pass": (first.pass_name or "") if first else "",
             "detail": first.one_line() if first else "", "known": judgement.lines(),
@@ -79,7 +94,8 @@ def markdown(case_ids: list[str], labels: list[str], cells: dict) -> str:
         mark = {"known": " (known)", "stale": " (stale)", "new": " (new)"}.get(cell["status"], "")
         return f"{cell['verdict']}{mark}"
     lines = ["| case | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
-    lines += [f"| {case} | " + " | ".join(text(cells[case, label]) for label in labels) + " |"
+    lines += [f"| {case} | " + " | ".join(text(cells[case, label]) if (case, label) in cells
+                                         else "" for label in labels) + " |"
               for case in case_ids]
     return "\n".join(lines)
 
@@ -101,10 +117,13 @@ def register(sub) -> None:
     p.add_argument("--set", action="append", default=[], metavar="PKG==V,PKG==V",
                    help="one column: a version set (repeatable)")
     p.add_argument("--path", choices=PATH_NAMES, default="extract")
+    p.add_argument("--target", default="llvm")
     p.add_argument("--out", default="reports", help="folder for matrix.md/.json/.html")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)
     p.set_defaults(func=cmd_matrix)
     p = sub.add_parser("envs", help="list or prune the cached environments")
     p.add_argument("action", choices=["list", "prune"])
-    p.add_argument("--keep", type=int, default=0, help="with prune: keep the N most recently used")
+    p.add_argument("--keep", type=non_negative_int, default=0, metavar="N",
+                   help="with prune: keep the N most recently used environments, remove the "
+                        "rest (default: 0, remove them all)")
     p.set_defaults(func=cmd_envs)

@@ -8,12 +8,15 @@ the point (imported, legalized, fused), then the pass alone. Through the one
 runner: the pass's input is not mutated (per-pass guard, hash, its JSON text at
 the end), its output round-trips with every copier, and a second run on the same
 input and a run on a deepcopy of the input give the same module. Each check runs isolated (a
-crash is a row, not the end). A pass refusing an input it was not made for is
-`rejected`; a point the case cannot reach is `skipped`; neither fails the sweep.
+crash is a row, not the end). Whether a row fails the sweep is data (`failing`,
+`ROW_VERDICTS`), decided from the violation's typed phase: only the pass call
+itself refusing its input is `rejected`, only a prefix of the path failing (the
+point cannot be reached on this case) is `skipped`; TVM failing anywhere after the
+pass (its output does not serialize, a copy fails) is a failing row, and a harness
+error is `harness-error` (exit 4).
 """
 from __future__ import annotations
 
-import concurrent.futures
 import fnmatch
 import json
 import os
@@ -22,44 +25,58 @@ import time
 
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
+from harness.cli import batch
 from harness.cli.journal import Journal
-from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.cli.options import output_dir, positive_float, positive_int
+from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi import compat
 from harness.tvmapi import passes as registry
 from harness.tvmapi.inject import load_module
 from harness.tvmapi.pipelines import Options
 from harness.verdict import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_VIOLATED,
-                             BadInput, Result)
+                             BadInput, Result, exit_code_of_rows)
 
-FAILING = ("mutated", "lossy-roundtrip", "nondeterministic", "crash", "timeout", "stale",
-           "harness-error")
+# A row's verdict -> whether it fails the sweep (and, for a harness error, exit 4).
+ROW_VERDICTS = {
+    "pass": False, "known": False,
+    "rejected": False,   # the pass call itself refused this input: its precondition
+    "skipped": False,    # the point cannot be reached on this case, or cannot test here
+    "mutated": True, "lossy-roundtrip": True, "error": True, "nondeterministic": True,
+    "crash": True, "timeout": True, "stale": True, "harness-error": True,
+}
+FAILING = tuple(verdict for verdict, failing in ROW_VERDICTS.items() if failing)
 
 
 def row_of(swept: str, case: str, point: str, result: Result) -> dict:
     """One matrix cell: what happened to this pass on this module."""
     stage = f"pass:{swept}"
     judgement = known_issues.judge(result)
-    if judgement.status in ("pass", "known", "unsupported"):
-        verdict = {"unsupported": "skipped"}.get(judgement.status, judgement.status)
+    status = judgement.status
+    if status == "harness-error":
+        bug = next(v for v in result.violations if v.kind == "harness-error")
+        return _row(swept, case, point, "harness-error", bug.one_line())
+    if status in ("pass", "known", "unsupported"):
+        verdict = {"unsupported": "skipped"}.get(status, status)
         detail = "; ".join(judgement.lines()) or (
             result.violations[0].detail if result.violations else "")
         return _row(swept, case, point, verdict, detail)
-    if judgement.status == "stale":     # nothing new, but a registered issue is gone
+    if status == "stale":     # nothing new, but a registered issue is gone
         return _row(swept, case, point, "stale", "; ".join(judgement.lines()))
-    first = judgement.unknown[0] if judgement.unknown else result.violations[0]
-    if first.kind == "error" and first.path == "(determinism)":
+    first = judgement.unknown[0]
+    if first.phase == "determinism":
         verdict = "nondeterministic"
-    elif first.kind == "error" and first.stage == stage:
-        verdict = "rejected"            # the pass refused this input: its precondition
-    elif first.kind == "error":
-        verdict = "skipped"             # the point itself cannot be reached on this case
+    elif first.kind == "error" and first.phase == "stage":
+        verdict = "rejected" if first.stage == stage else "skipped"
     else:
-        verdict = first.kind
+        verdict = first.kind    # after the pass (checks, copies) TVM failing is a finding
     return _row(swept, case, point, verdict, first.one_line())
 
 
 def _row(swept, case, point, verdict, detail) -> dict:
     return {"pass": swept, "case": case, "point": point, "verdict": verdict,
+            "failing": ROW_VERDICTS[verdict],
+            "exit": EXIT_INTERNAL if verdict == "harness-error" else
+            (EXIT_VIOLATED if ROW_VERDICTS[verdict] else EXIT_PASS),
             "detail": detail[:400]}
 
 
@@ -140,18 +157,22 @@ def _sweep(args) -> int:
                       f"{entry['skipped'] or 'runs'}")
         return EXIT_PASS
     cases = catalog.select_for_run(args.cases)
-    if args.resume and not args.out:
-        raise BadInput("--resume continues the rows journal of --out DIR: give --out")
+    if (args.resume or args.fresh) and not args.out:
+        raise BadInput("--resume and --fresh are about the rows journal of --out DIR: "
+                       "give --out")
     runnable = [p for p in selected if p.make is not None]
     work = [(p.name, case, point) for p in runnable
             for case in cases for point in p.points if not args.point or point in args.point]
-    if not work and runnable:   # before the journal: a fresh one replaces the old
+    if not work and runnable:
         raise BadInput(f"no (pass, point) to run: the selected passes run at "
                        f"{sorted({point for p in runnable for point in p.points})}, "
                        f"--point asks for {args.point} (TIR passes run from legalized on)")
+    if args.out:
+        output_dir(args.out)
     # a row depends on the TVM stack, the target and the passes a --register file adds
     stack = {**compat.versions(), "target": args.target, "register": args.register or ""}
-    journal = Journal(args.out, "passes", args.resume, _key, stack) if args.out else None
+    journal = Journal(args.out, "passes", args.resume, _key, stack, args.fresh) \
+        if args.out else None
     done = journal.done if journal else {}
     rows = [_row(p.name, "*", "*", "skipped", p.skipped) for p in selected if p.make is None]
     rows += [done[(name, case.id, point)] for name, case, point in work
@@ -164,31 +185,36 @@ def _sweep(args) -> int:
     started = time.monotonic()
     checked = 0
 
+    def options_of(item) -> Options:
+        name, case, point = item
+        return Options(layout=case.layout, target=args.target, path="pass",
+                       sweep_pass=name, sweep_point=point, sweep_register=args.register)
+
     def one(item):
         name, case, point = item
-        options = Options(layout=case.layout, target=args.target, path="pass",
-                          sweep_pass=name, sweep_point=point, sweep_register=args.register)
-        return row_of(name, case.id, point, run_isolated(case.id, options, timeout=args.timeout))
+        return row_of(name, case.id, point,
+                      run_isolated(case.id, options_of(item), timeout=args.timeout))
 
-    interrupted = False
+    def keep(item, row):
+        nonlocal checked
+        checked += 1
+        rows.append(row)
+        if journal:
+            journal.append(row)
+        if row["failing"] or checked % 50 == 0 or checked == len(todo):
+            print(f"[{checked}/{len(todo)}] {row['pass']} on {row['case']} @ "
+                  f"{row['point']}: {row['verdict']}", file=sys.stderr, flush=True)
+
+    first = (lambda: validate(todo[0][1].id, options_of(todo[0]))) if todo else None
     try:
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            for row in pool.map(one, todo):
-                checked += 1
-                rows.append(row)
-                if journal:
-                    journal.append(row)
-                if row["verdict"] in FAILING or checked % 50 == 0 or checked == len(todo):
-                    print(f"[{checked}/{len(todo)}] {row['pass']} on {row['case']} @ "
-                          f"{row['point']}: {row['verdict']}", file=sys.stderr, flush=True)
-    except KeyboardInterrupt:
-        interrupted = True
-        kept = f"; kept in {journal.path} (--resume continues)" if journal else ""
-        print(f"passes: interrupted after {checked} of {len(todo)} checks{kept}",
-              file=sys.stderr)
+        interrupted = batch.run(todo, one, args.jobs, keep, first=first)
     finally:
         if journal:
             journal.close()
+    if interrupted:
+        kept = f"; kept in {journal.path} (--resume continues)" if journal else ""
+        print(f"passes: interrupted after {checked} of {len(todo)} checks{kept}",
+              file=sys.stderr)
     seconds = time.monotonic() - started
     if args.out:
         with open(os.path.join(args.out, "passes.json"), "w") as handle:
@@ -201,12 +227,7 @@ def _sweep(args) -> int:
         print(markdown(rows))
     print(f"passes: {checked} checks in {seconds:.0f} s "
           f"({checked / seconds if seconds else 0:.1f}/s)", file=sys.stderr)
-    if interrupted:
-        return EXIT_INTERRUPTED
-    verdicts = {row["verdict"] for row in rows}
-    if "harness-error" in verdicts:
-        return EXIT_INTERNAL
-    return EXIT_VIOLATED if verdicts & set(FAILING) else EXIT_PASS
+    return EXIT_INTERRUPTED if interrupted else exit_code_of_rows(rows)
 
 
 def _key(row: dict) -> tuple:
@@ -231,10 +252,13 @@ def register(sub) -> None:
     p.add_argument("--out", default=None,
                    help="also write passes.md (with the pass x case x point matrix), "
                         "passes.json and the rows journal here")
-    p.add_argument("--resume", action="store_true",
-                   help="keep the rows already in OUT/passes-rows.jsonl for this TVM, target and "
-                        "--register file; run the rest")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="keep the rows already in OUT/passes-rows.jsonl for this TVM, "
+                            "target and --register file; run the rest")
+    again.add_argument("--fresh", action="store_true",
+                       help="replace the rows an earlier run left in OUT")
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1)
     p.add_argument("--target", default="llvm")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)
     p.set_defaults(func=cmd_passes)

@@ -1,8 +1,11 @@
 """`python -m harness reduce CASE_OR_ONNX` (and `check --reduce`): a failure, minimized.
 
-Checks the input once (the failure to keep), reduces it (harness.reduce), then
-writes OUT/repro.py: the reduced module as TVMScript making exactly the failing
-call, or the reduced model.onnx when the failure is in the ONNX frontend.
+Checks the input once (the failure to keep: the first violation the registry does
+not explain, else the first one, or the one `--match SIG` names), reduces it
+(harness.reduce), then has an isolated child check the result once more and write
+OUT/repro.py: the reduced module as TVMScript making exactly the failing call, or
+the reduced model.onnx when the failure is in the ONNX frontend. TVM runs only in
+children: a reduction that meets a crash survives it.
 """
 from __future__ import annotations
 
@@ -11,59 +14,70 @@ import shlex
 import sys
 
 from harness.catalog import cases as catalog
+from harness.catalog import known_issues
+from harness.cli.options import output_dir, positive_float
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.reduce import onnx_steps
 from harness.reduce.driver import BEST, Reducer
-from harness.runner import reproducer
-from harness.tvmapi import compat
+from harness.signature import Pattern, Signature
 from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES, Options
-from harness.verdict import EXIT_PASS, EXIT_VIOLATED, BadInput
+from harness.verdict import EXIT_PASS, EXIT_VIOLATED, BadInput, Result
+
+
+def choose(result: Result, match: Pattern | None = None) -> Signature | None:
+    """The failure a reduction keeps: the one `match` names, else the first violation the
+    registry does not explain, else the first violation (unsupported never)."""
+    failing = [v for v in result.violations if v.kind != "unsupported"]
+    if match is not None:
+        failing = [v for v in failing if match.matches(Signature.of(v).text())]
+    else:
+        news = known_issues.judge(result).unknown
+        failing = [v for v in failing if v in news] or failing
+    return Signature.of(failing[0]) if failing else None
 
 
 def reduce_case(case_name: str, options: Options, out_dir: str, budget: float,
-                timeout: float, resume: bool, command: str) -> int:
+                timeout: float, resume: bool, command: str,
+                match: Pattern | None = None) -> int:
     case = catalog.resolve(case_name)
-    os.makedirs(out_dir, exist_ok=True)
-    reducer = Reducer(options, out_dir, budget, timeout)
+    output_dir(out_dir)
+    reducer = Reducer(case.id, options, out_dir, budget, timeout)
     model = reducer.resume() if resume else None
     if model is None:
         original = case.model()
         first = run_isolated(case_name, options, timeout=timeout)
-        if first.verdict in ("pass", "unsupported", "harness-error"):
-            print(f"reduce: {case.id}: {first.verdict}; nothing to reduce")
+        target = choose(first, match)
+        if target is None:
+            what = f"no violation matches --match {match}" if match and first.violations \
+                else f"the check's verdict is {first.verdict}"
+            print(f"reduce: {case.id}: nothing to reduce: {what}")
             return EXIT_PASS if first.verdict == "pass" else first.exit_code
-        reducer.start(original, first)
+        reducer.start(original, target)
         reducer.save(original)
         model = original
     else:
-        reducer.log(f"resuming: {reducer.state.nodes} nodes, "
+        reducer.log(f"resuming {reducer.state.case}: {reducer.state.nodes} nodes, "
                     f"phases done: {', '.join(reducer.state.phases_done) or 'none'}")
     best = reducer.run(model)
     return _write(reducer, best, options, out_dir, command)
 
 
 def _write(reducer: Reducer, best, options: Options, out_dir: str, command: str) -> int:
-    result = reducer.check(best)   # the final model, checked once more, gives the violation
-    matching = [v for v in result.violations if reducer.signature.found_in(result)
-                and v.kind == reducer.signature.kind and v.stage == reducer.signature.stage]
-    if not matching:
-        print(f"reduce: the reduced model no longer fails as {reducer.signature.describe()}; "
-              f"kept {os.path.join(out_dir, BEST)}", file=sys.stderr)
-        return EXIT_VIOLATED
-    violation = matching[0]
-    frontend = violation.stage == "import" and violation.kind in ("error", "unsupported")
-    module = None if frontend else compat.from_onnx(best)
+    """The final model, checked once more in a child that also writes repro.py there."""
     state = reducer.state
-    lines = compat.tvmscript(module).count("\n") + 1 if module is not None else 0
-    sizes = (f"{state.original_nodes} ONNX nodes -> {onnx_steps.size(best)} nodes"
-             + (f", {lines} lines of TVMScript" if lines else "")
-             + f" ({state.candidates} candidates, {reducer.elapsed():.0f} s)")
-    path = reproducer.write(out_dir, violation=violation, options=options,
-                            versions=result.__dict__, command=command, module=module,
-                            model=best if frontend else None, sizes=sizes)
-    print(f"reduce: {reducer.signature.describe()}")
+    sizes = (f"{state.original_nodes} ONNX nodes -> {onnx_steps.size(best)} nodes "
+             f"({state.candidates} candidates, {reducer.elapsed():.0f} s)")
+    best_path = os.path.join(out_dir, BEST)
+    result = run_isolated(best_path, options, timeout=reducer.timeout, reproducer={
+        "out_dir": out_dir, "command": command, "sizes": sizes,
+        "signature": reducer.signature.to_json(), "deadline": reducer.timeout})
+    if result.reproducer is None:
+        print(f"reduce: the reduced model no longer fails as {reducer.signature.text()}; "
+              f"kept {best_path}", file=sys.stderr)
+        return EXIT_VIOLATED
+    print(f"reduce: {reducer.signature.text()}")
     print(f"reduce: {sizes}")
-    print(f"reduce: reproducer: {path}")
+    print(f"reduce: reproducer: {result.reproducer}")
     return EXIT_VIOLATED
 
 
@@ -72,21 +86,22 @@ def cmd_reduce(args) -> int:
     options = Options(layout=args.layout or case.layout, target=args.target, path=args.path)
     if options.layout not in LAYOUTS:
         raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}")
+    match = Pattern.parse(args.match) if args.match else None
     out_dir = args.out or os.path.join("reductions", os.path.basename(case.id).replace(".onnx", ""))
     command = shlex.join(["python", "-m", "harness", "reduce", args.case, "--path", args.path,
                           "--layout", options.layout])
     return reduce_case(args.case, options, out_dir, args.budget, args.timeout, args.resume,
-                       command)
+                       command, match)
 
 
 def add_reduce_options(parser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="where best.onnx, the state and repro.py go "
                              "(default reductions/CASE)")
-    parser.add_argument("--budget", type=float, default=600.0, metavar="S",
+    parser.add_argument("--budget", type=positive_float, default=600.0, metavar="S",
                         help="seconds to spend reducing (default 600); the best so far is kept")
     parser.add_argument("--resume", action="store_true",
-                        help="continue an interrupted reduction from OUT")
+                        help="continue an interrupted reduction of the same case from OUT")
 
 
 def register(sub) -> None:
@@ -95,7 +110,10 @@ def register(sub) -> None:
     p.add_argument("--path", choices=PATH_NAMES, default="extract")
     p.add_argument("--layout", choices=sorted(LAYOUTS), default=None)
     p.add_argument("--target", default="llvm")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT,
                    help="seconds per candidate before it counts as a timeout")
+    p.add_argument("--match", metavar="SIG", default=None,
+                   help="reduce the violation with this signature (as `check` prints it; "
+                        "globs allowed), not the first new one")
     add_reduce_options(p)
     p.set_defaults(func=cmd_reduce)

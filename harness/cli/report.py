@@ -2,13 +2,14 @@
 
 Each finished case is appended to `report-rows.jsonl` at once, so an interrupted run
 keeps what it finished and `--resume` picks up from there (rows are keyed by
-case x layout x path x target on the same TVM stack). Exit 0 when every
-non-pass row is a registered known issue, 1 on anything new or on a registered
-issue that no longer happens (stale: the registry must be updated).
+case x layout x path x target on the same TVM stack). A folder that already holds
+rows is refused unless the run says --resume or --fresh. Exit 0 when no row fails
+(every non-pass row is a registered known issue or cannot be tested here), 1 on
+anything new or on a registered issue that no longer happens (stale: the registry
+must be updated), 4 on a harness error anywhere.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import os
 import sys
@@ -16,19 +17,23 @@ import time
 
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
+from harness.cli import batch
 from harness.cli.journal import Journal
+from harness.cli.options import output_dir, positive_float, positive_int
+from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi import compat
-from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
-from harness.tvmapi.pipelines import PATH_NAMES, Options
-from harness.verdict import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_VIOLATED,
-                             Result)
+from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES, Options
+from harness.verdict import EXIT_INTERRUPTED, Result, exit_code_of_rows
+from harness.verdict import status as status_of
 
 
 def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
     judgement = known_issues.judge(result)
+    status = status_of(judgement.status)
     return {"case": case.id, "tags": list(case.tags), "layout": result.options.get("layout"),
             "path": result.options.get("path", "extract"), "target": result.options.get("target"),
-            "verdict": result.verdict, "status": judgement.status, "tasks": result.tasks,
+            "verdict": result.verdict, "status": status.name, "failing": status.failing,
+            "exit": status.exit, "tasks": result.tasks,
             "wall_seconds": round(wall, 2), "stages": {s.name: s.seconds for s in result.stages},
             "violations": [v.one_line() for v in result.violations],
             "known": judgement.lines(),
@@ -39,37 +44,29 @@ def row_key(row: dict) -> tuple:
     return (row["case"], row.get("layout"), row.get("path", "extract"), row.get("target"))
 
 
-def exit_code_of(rows: list[dict]) -> int:
-    """0 when nothing is new or stale; a harness error anywhere wins (exit 4)."""
-    statuses = {row.get("status", row["verdict"]) for row in rows}
-    if "harness-error" in statuses:
-        return EXIT_INTERNAL
-    return EXIT_VIOLATED if statuses & {"new", "stale"} else EXIT_PASS
-
-
 def markdown(rows: list[dict]) -> str:
     stage_names = []
     for row in rows:
         stage_names += [s for s in row["stages"] if s not in stage_names]
-    head = ["case", "path", "verdict", "status", "tasks", "wall s", *stage_names, "tvm",
-            "tvm-ffi"]
+    head = ["case", "layout", "path", "target", "verdict", "status", "tasks", "wall s",
+            *stage_names, "tvm", "tvm-ffi"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in sorted(rows, key=row_key):
-        cells = [row["case"], row.get("path", "extract"), row["verdict"],
-                 row.get("status", ""), str(row["tasks"]), f"{row['wall_seconds']:.1f}"]
+        cells = [row["case"], str(row.get("layout")), row.get("path", "extract"),
+                 str(row.get("target")), row["verdict"], row.get("status", ""),
+                 str(row["tasks"]), f"{row['wall_seconds']:.1f}"]
         cells += [f"{row['stages'][s]:.2f}" if s in row["stages"] else "" for s in stage_names]
         cells += [str(row["tvm_version"]), str(row["tvm_ffi_version"])]
         lines.append("| " + " | ".join(cells) + " |")
-    counts = {}
+    counts: dict[str, int] = {}
     for row in rows:
-        status = row.get("status", row["verdict"])
-        counts[status] = counts.get(status, 0) + 1
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
     summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    problems = [f"- **{r['case']}** ({r.get('path', 'extract')}, {r.get('status', '')}): {v}"
-                for r in rows for v in r["violations"]]
+    problems = [f"- **{r['case']}** ({r.get('layout')}, {r.get('path', 'extract')}, "
+                f"{r['status']}): {v}" for r in rows for v in r["violations"]]
     problems += [f"- **{r['case']}**: {line}" for r in rows for line in r.get("known", [])
                  if line.startswith("stale")]
-    return "\n".join([f"# Extraction invariants: {len(rows)} cases ({summary})", "", *lines,
+    return "\n".join([f"# Extraction invariants: {len(rows)} rows ({summary})", "", *lines,
                       "", "## Violations", "", *(problems or ["none"]), ""])
 
 
@@ -80,68 +77,73 @@ def write_tables(rows: list[dict], out_dir: str) -> None:
         handle.write(markdown(rows))
 
 
-def cmd_report(args) -> int:
-    # bad input first: opening a fresh journal replaces the old one
+def plan(args) -> list[tuple[catalog.Case, Options]]:
+    """Every (case, options) this run covers; pure, and bad input is refused here."""
     cases = catalog.select_for_run(args.pattern, everything=args.all)
-    journal = Journal(args.out, "report", args.resume, row_key, compat.versions())
-    done = journal.done
+    return [(case, Options(layout=args.layout or case.layout, target=args.target,
+                           path=args.path)) for case in cases]
 
-    def options_of(case) -> Options:
-        return Options(layout=args.layout or case.layout, target=args.target, path=args.path)
 
-    def key_of(case) -> tuple:
-        options = options_of(case)
-        return (case.id, options.layout, options.path, options.target)
+def _key(case: catalog.Case, options: Options) -> tuple:
+    return (case.id, options.layout, options.path, options.target)
 
-    todo = [c for c in cases if key_of(c) not in done]
-    print(f"report: {len(cases)} cases, {len(done)} already done, {args.jobs} at a time",
-          file=sys.stderr)
-    rows = list(done.values())
+
+def cmd_report(args) -> int:
+    work = plan(args)
+    output_dir(args.out)
+    journal = Journal(args.out, "report", args.resume, row_key, compat.versions(), args.fresh)
+    selected = {_key(case, options) for case, options in work}
+    rows = [row for key, row in journal.done.items() if key in selected]
+    todo = [(case, options) for case, options in work if _key(case, options) not in journal.done]
+    print(f"report: {len(work)} rows to decide, {len(rows)} already done, {len(todo)} to run, "
+          f"{args.jobs} at a time", file=sys.stderr)
     started = time.monotonic()
 
-    def one(case):
-        t0 = time.monotonic()
-        return (case, run_isolated(case.id, options_of(case), timeout=args.timeout),
-                time.monotonic() - t0)
+    def one(item):
+        case, options = item
+        begun = time.monotonic()
+        result = run_isolated(case.id, options, timeout=args.timeout)
+        return row_of(case, result, time.monotonic() - begun)
 
-    try:
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool, journal:
-            for index, future in enumerate(
-                    concurrent.futures.as_completed([pool.submit(one, c) for c in todo]), 1):
-                case, result, wall = future.result()
-                row = row_of(case, result, wall)
-                journal.append(row)
-                rows.append(row)
-                print(f"[{index}/{len(todo)}] {case.id}: {result.verdict} ({row['status']}, "
-                      f"{result.tasks} tasks, {wall:.1f} s)", file=sys.stderr, flush=True)
-    except KeyboardInterrupt:
-        print(f"report: interrupted; {len(rows)} rows kept in {journal.path} "
-              "(--resume continues)",
-              file=sys.stderr)
-        write_tables(rows, args.out)
-        return EXIT_INTERRUPTED
+    def keep(item, row):
+        journal.append(row)
+        rows.append(row)
+        print(f"[{len(rows)}/{len(work)}] {row['case']}: {row['verdict']} ({row['status']}, "
+              f"{row['tasks']} tasks, {row['wall_seconds']:.1f} s)", file=sys.stderr, flush=True)
+
+    first = (lambda: validate(todo[0][0].id, todo[0][1])) if todo else None
+    with journal:
+        interrupted = batch.run(todo, one, args.jobs, keep, first=first)
     write_tables(rows, args.out)
+    if interrupted:
+        print(f"report: interrupted; {len(rows)} of {len(work)} rows kept in {journal.path} "
+              "(--resume continues)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(f"report: {len(rows)} rows in {time.monotonic() - started:.0f} s -> "
           f"{os.path.join(args.out, 'report.md')}", file=sys.stderr)
     for row in rows:
-        if row.get("status") in ("new", "stale", "harness-error"):
-            print(f"report: {row['status']}: {row['case']} ({row.get('path')}): {row['verdict']}",
-                  file=sys.stderr)
-    return exit_code_of(rows)
+        if row["failing"]:
+            print(f"report: {row['status']}: {row['case']} ({row.get('layout')}, "
+                  f"{row.get('path')}): {row['verdict']}", file=sys.stderr)
+    return exit_code_of_rows(rows)
 
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="run the catalog, write report.md and report.json")
     p.add_argument("pattern", nargs="*", help="glob over case ids and tags (default: all)")
     p.add_argument("--out", default="reports", help="output folder (default ./reports)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                    help="cases checked at once (default: one per core)")
     p.add_argument("--all", action="store_true", help="include cases tagged slow or nightly")
-    p.add_argument("--resume", action="store_true",
-                   help="keep rows already in OUT/report-rows.jsonl for this TVM and run the rest")
-    p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="keep rows already in OUT/report-rows.jsonl for this TVM and run "
+                            "the rest")
+    again.add_argument("--fresh", action="store_true",
+                       help="replace the rows an earlier run left in OUT")
+    p.add_argument("--layout", choices=sorted(LAYOUTS), default=None)
     p.add_argument("--path", choices=PATH_NAMES, default="extract",
                    help="the path every case runs (see `check --help`)")
     p.add_argument("--target", default="llvm")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)
     p.set_defaults(func=cmd_report)

@@ -34,8 +34,13 @@ EXACT_JSON = ("deepcopy", "json")
 Unsupported = compat.CopierUnsupported
 
 
-def copy_with(name: str, copier: Copier, mod, stage: str):
-    """(copy, None) or (None, violation) when the copier itself fails.
+def _lossy(stage: str, path: str, detail: str, name: str) -> Violation:
+    return Violation("lossy-roundtrip", stage, path, detail, phase="copy", copier=name)
+
+
+def copy_with(name: str, copier: Copier, mod, stage: str, what: str = "input"):
+    """(copy, None) or (None, violation) when the copier itself fails. `what` the module
+    is to `stage`: its input (the source, for the import stage) or its output.
 
     Raises `Unsupported` when the copier cannot carry this module at all.
     """
@@ -44,12 +49,12 @@ def copy_with(name: str, copier: Copier, mod, stage: str):
     except Unsupported:
         raise
     except Exception as exc:  # noqa: BLE001 - TVM raises many error types
-        return None, Violation("lossy-roundtrip", stage, f"({name})",
-                               f"{name} copy failed: {type(exc).__name__}: {exc}".strip())
+        return None, _lossy(stage, f"({name})", f"{name} copy of the {what} failed: "
+                            f"{type(exc).__name__}: {exc}".strip(), name)
 
 
-def compare(original, copy, name: str, stage: str,
-            original_json: str | None = None) -> Violation | None:
+def compare(original, copy, name: str, stage: str, original_json: str | None = None,
+            what: str = "input") -> Violation | None:
     """First difference between a module and its copy: structure, attrs fields, then
     (given the original's JSON text, for a JSON copier) the whole JSON text.
 
@@ -58,18 +63,18 @@ def compare(original, copy, name: str, stage: str,
     (s_tir.HoistExpression hoists a block iterator out of its block)."""
     path = compat.first_mismatch(original, copy, map_free_vars=True)
     if path is not None:
-        return Violation("lossy-roundtrip", stage, path,
-                         f"{name} copy is not structurally equal to the original")
+        return _lossy(stage, path, f"{name} copy of the {what} is not structurally equal "
+                      "to the original", name)
     found = fieldwise.compare_module_attrs(original, copy)
     if found is not None:
         where, detail = found
-        return Violation("lossy-roundtrip", stage, where, f"{name} copy: {detail}")
+        return _lossy(stage, where, f"{name} copy of the {what}: {detail}", name)
     if original_json is not None and name in EXACT_JSON:
         copy_json = compat.save_json(copy)
         if copy_json != original_json:
-            return Violation("lossy-roundtrip", stage, "(json text)",
-                             f"{name} copy is structurally equal but its JSON differs: "
-                             f"{json_difference(original_json, copy_json)}")
+            return _lossy(stage, "(json text)",
+                          f"{name} copy of the {what} is structurally equal but its JSON "
+                          f"differs: {json_difference(original_json, copy_json)}", name)
     return None
 
 

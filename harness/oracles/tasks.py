@@ -15,12 +15,15 @@ def signatures(tasks) -> list[tuple]:
     return sorted(compat.task_signature(task) for task in tasks)
 
 
-def task_diff(expected: list, got: list, label: str) -> Violation | None:
-    """None when both are the same multiset; else a lossy-roundtrip naming the difference."""
+def task_diff(expected: list, got: list, label: str, stage: str,
+              copier: str) -> Violation | None:
+    """None when both are the same multiset; else a lossy-roundtrip naming the difference
+    (the outcome of `stage` on a copy made by `copier`)."""
     want, have = Counter(map(tuple, expected)), Counter(map(tuple, got))
     if want == have:
         return None
     lost, extra = sorted(want - have), sorted(have - want)
     detail = (f"{len(lost)} of {sum(want.values())} signatures differ; first expected "
               f"{lost[0] if lost else None}, got {extra[0] if extra else None}")
-    return Violation("lossy-roundtrip", "(final)", "tasks", f"on the {label}: {detail}")
+    return Violation("lossy-roundtrip", stage, "tasks", f"on the {label}: {detail}",
+                     phase="copy", copier=copier)

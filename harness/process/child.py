@@ -18,8 +18,9 @@ import os
 import sys
 
 from harness.catalog import cases as catalog
-from harness.runner import classify
+from harness.runner import classify, reproducer
 from harness.runner.path_runner import PathRunner
+from harness.signature import Signature
 from harness.tvmapi import compat
 from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, Result, Violation
@@ -37,13 +38,35 @@ def _writer(path: str):
 
 
 def run_spec(spec: dict, emit, workdir: str) -> Result:
+    """Check the spec's case; with `validate`, only build its path (the target, the stages,
+    an injected pass): bad options are refused before any work."""
     options = Options(**spec["options"])
     case = catalog.resolve(spec["case"])
-    model = case.model()
     compat.tvm()  # TVMUnavailable here means "cannot test" (exit 125), not a verdict on TVM
     result = Result(case=spec["case"], options=options.to_json(), **compat.versions())
     crash_input = os.path.join(workdir, CRASH_INPUT) if options.keep_crash_input else None
-    return PathRunner(options, emit, crash_input_path=crash_input).run_model(model, result)
+    runner = PathRunner(options, emit, crash_input_path=crash_input)   # BadInput: exit 2
+    if spec.get("validate"):
+        return result
+    model = case.model()
+    result = runner.run_model(model, result)
+    if spec.get("reproducer"):
+        result.reproducer = write_reproducer(spec["reproducer"], model, options, result)
+    return result
+
+
+def write_reproducer(request: dict, model, options: Options, result: Result) -> str | None:
+    """repro.py for the violation with the requested signature, if the check showed it. The
+    module embedded is a fresh import of the model: the run may have mutated its own."""
+    wanted = Signature.from_json(request["signature"])
+    violation = wanted.first_in(result)
+    if violation is None:
+        return None
+    frontend = reproducer.template_of(violation) == "import"
+    return reproducer.write(
+        request["out_dir"], violation=violation, options=options, versions=result.__dict__,
+        command=request["command"], sizes=request["sizes"], deadline=request["deadline"],
+        module=None if frontend else compat.from_onnx(model), model=model)
 
 
 def run(spec_path: str, events_path: str) -> int:

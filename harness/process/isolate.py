@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Callable
 
@@ -27,6 +28,31 @@ from harness.versions import envs
 
 DEFAULT_TIMEOUT = 900.0
 STACK_TAIL_LINES = 40
+
+
+class Cancelled(KeyboardInterrupt):
+    """The run was interrupted (cancel_all): the check has no result, not a crash."""
+
+
+_cancelled = threading.Event()
+_live: set = set()
+_live_lock = threading.Lock()
+
+
+def cancel_all() -> None:
+    """Ctrl-C: kill every running child (their checks raise Cancelled) and refuse new ones;
+    stop the warm servers too, so nothing is left behind."""
+    _cancelled.set()
+    with _live_lock:
+        children = list(_live)
+    for child in children:
+        child.kill_group()
+    warm.stop_all()
+
+
+def _raise_if_cancelled() -> None:
+    if _cancelled.is_set():
+        raise Cancelled()
 
 
 def _signal_name(code: int) -> str:
@@ -82,14 +108,14 @@ class _Events:
     def find(self, kind: str) -> dict | None:
         return next((e for e in reversed(self.events) if e["event"] == kind), None)
 
-    def running(self) -> tuple[str, str | None, int | None]:
-        """(stage, pass, index) that was running when the log stopped."""
-        stages, passes = [], []
+    def running(self) -> tuple[str, str | None, int | None, str, str | None]:
+        """(stage, pass, index, phase, copier) that was running when the log stopped."""
+        stages, passes, copying = [], [], None
         for event in self.events:
             kind = event["event"]
             if kind == "stage-start":
                 stages.append(event["name"])
-                passes = []
+                passes, copying = [], None
             elif kind == "stage-end" and stages and stages[-1] == event["name"]:
                 stages.pop()
                 passes = []
@@ -97,12 +123,18 @@ class _Events:
                 passes.append((event["name"], event["index"]))
             elif kind == "pass-end" and passes:
                 passes.pop()
+            elif kind == "copy-start":
+                copying = event["copier"]
+            elif kind == "copy-end":
+                copying = None
         if stages:
             name, index = passes[-1] if passes else (None, None)
-            return stages[-1], name, index
+            return stages[-1], name, index, "stage", None
         # Between stages the harness's own checks run (fingerprints, round trips).
         started = [e["name"] for e in self.events if e["event"] == "stage-start"]
-        return (f"{started[-1]} (checks)" if started else "setup"), None, None
+        if not started:
+            return "setup", None, None, "process", None
+        return started[-1], None, None, ("copy" if copying else "checks"), copying
 
     def partial_result(self, case: str, options: Options) -> Result:
         start = self.find("start") or {}
@@ -141,11 +173,14 @@ class _ColdChild:
         self.stderr.close()
         return code
 
-    def kill(self):
+    def kill_group(self):
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+    def kill(self):
+        self.kill_group()
         self.wait()
 
 
@@ -158,38 +193,57 @@ def _start(python, spec_path, events_path, stderr_path, env):
     return _ColdChild(python, spec_path, events_path, stderr_path, env)
 
 
+def validate(case: str, options: Options, python: str | None = None) -> None:
+    """Build `options`'s path in a child (the target, the stages, an injected pass) without
+    running it: a bad value raises BadInput here, before a batch starts its work."""
+    run_isolated(case, options, timeout=300, python=python, validate_only=True)
+
+
 def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
                  python: str | None = None, on_event: Callable[[dict], None] | None = None,
-                 env: dict | None = None) -> Result:
-    """Check `case` in a child; always returns a Result, whatever the child did."""
+                 env: dict | None = None, validate_only: bool = False,
+                 reproducer: dict | None = None) -> Result:
+    """Check `case` in a child; always returns a Result, whatever the child did.
+    Raises BadInput for input the child refused, Cancelled after cancel_all().
+    `reproducer` ({out_dir, command, sizes, signature, deadline}): the child also writes
+    repro.py for the violation with that signature, if it shows (`Result.reproducer`)."""
     with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
         spec_path = os.path.join(tmp, "spec.json")
         events_path = os.path.join(tmp, "events.jsonl")
         stderr_path = os.path.join(tmp, "stderr.txt")
         with open(spec_path, "w") as handle:
-            json.dump({"case": case, "options": options.to_json()}, handle)
+            json.dump({"case": case, "options": options.to_json(), "validate": validate_only,
+                       "reproducer": reproducer}, handle)
         child_env = dict(os.environ if env is None else env)
         child_env.setdefault("PYTHONFAULTHANDLER", "1")
         # The child imports this very package, wherever the caller's python is.
         child_env["PYTHONPATH"] = os.pathsep.join(
             p for p in (REPO_ROOT, child_env.get("PYTHONPATH")) if p)
         events = _Events(events_path, on_event)
+        _raise_if_cancelled()
         child = _start(python or sys.executable, spec_path, events_path, stderr_path,
                        child_env)
+        with _live_lock:
+            _live.add(child)
         deadline = time.monotonic() + timeout
         timed_out = False
         try:
             while child.poll() is None:
                 events.poll()
+                _raise_if_cancelled()
                 if time.monotonic() > deadline:
                     timed_out = True
                     child.kill()
                     break
                 time.sleep(0.05)
+            returncode = child.wait()
+            _raise_if_cancelled()   # killed by cancel_all: no result, not a crash
         except BaseException:  # Ctrl-C in the parent must not leave a TVM child behind
             child.kill()
             raise
-        returncode = child.wait()
+        finally:
+            with _live_lock:
+                _live.discard(child)
         events.poll()
         with open(stderr_path, errors="replace") as handle:
             stderr_text = handle.read()
@@ -222,13 +276,17 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
         result.stderr_tail = _native_tail(stderr_text) if result.verdict != "pass" else ""
         return result
     result = events.partial_result(case, options)
-    stage, pass_name, index = events.running()
-    where = f"in stage {stage}" + (f", pass {pass_name} (#{index})" if pass_name else "")
+    stage, pass_name, index, phase, copier = events.running()
+    where = f"in stage {stage}" + (f" ({phase})" if phase != "stage" else "") + (
+        f", pass {pass_name} (#{index})" if pass_name else "") + (
+        f", copier {copier}" if copier else "")
     result.stderr_tail = _native_tail(stderr_text)
     if timed_out:
         result.add(Violation("timeout", stage, "(process)",
-                             f"no result after {timeout:g} s; killed {where}", pass_name, index))
+                             f"no result after {timeout:g} s; killed {where}", pass_name, index,
+                             phase=phase, copier=copier))
     else:
         result.add(Violation("crash", stage, "(process)",
-                             describe_death(returncode, stderr_text, where), pass_name, index))
+                             describe_death(returncode, stderr_text, where), pass_name, index,
+                             phase=phase, copier=copier))
     return result

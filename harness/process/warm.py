@@ -12,6 +12,7 @@ sees another's leftovers. Protocol: JSON lines; request
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -25,6 +26,8 @@ from harness import REPO_ROOT
 
 _servers: dict[tuple, "Server"] = {}
 _lock = threading.Lock()
+_started: list["Server"] = []    # every server ever started, ready or still importing TVM
+_started_lock = threading.Lock()   # not _lock: server_for holds that while one starts
 # Set per test item by pytest: keying on it would start one server (one TVM import) per item.
 _VOLATILE = ("PYTEST_CURRENT_TEST",)
 
@@ -44,6 +47,8 @@ class Server:
         self.proc = subprocess.Popen(
             [python, "-m", "harness.process.warm"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+        with _started_lock:
+            _started.append(self)
         self._pending = b""
         self.ready = self._read(timeout=300) == {"ready": True}
 
@@ -102,12 +107,29 @@ class ForkedChild:
                 self.returncode = answer.get("status", -signal.SIGKILL)
         return self.returncode
 
-    def kill(self) -> None:
+    def kill_group(self) -> None:
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+    def kill(self) -> None:
+        self.kill_group()
         self.wait()
+
+
+def stop_all() -> None:
+    """Kill every warm server (on Ctrl-C and at exit: none outlives its parent)."""
+    with _started_lock:
+        servers = list(_started)
+        _started.clear()
+    for server in servers:
+        if server.proc.poll() is None:
+            server.proc.kill()
+        server.ready = False
+
+
+atexit.register(stop_all)
 
 
 def server_for(python: str, env: dict) -> Server | None:
@@ -134,6 +156,9 @@ def _serve() -> int:
     except Exception:  # noqa: BLE001 - each forked child reports it as its verdict
         pass
     out = sys.stdout
+    # A terminal's Ctrl-C reaches the whole foreground group: the client stops this
+    # server itself (stop_all), after it has decided what to keep.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def answer(data: dict) -> None:
         out.write(json.dumps(data) + "\n")
@@ -145,6 +170,7 @@ def _serve() -> int:
         pid = os.fork()
         if pid == 0:
             os.setsid()
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             code = 4
             try:
                 stderr = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_APPEND)

@@ -1,16 +1,20 @@
 """Reduce a failing input while its failure keeps its signature; resumable.
 
 Every candidate runs through the one runner in an isolated child (a segfault
-while reducing is a data point, not the end). Phases, each kept only if the
-signature survives: binary search for the shortest prefix of the graph that
-still fails, then for the latest start; greedy single-node drops until none
-helps; weights turned into inputs. The best model so far is on disk after
-every accepted step (`best.onnx`, `reduce-state.json`), so an interrupted
-reduction loses nothing and `--resume` continues from it.
+while reducing is a data point, not the end), and each distinct candidate (by the
+hash of its bytes) runs once. Phases, each kept only if the signature survives:
+binary search for the shortest prefix of the graph that still fails, then for the
+latest start; single-node drops, staying at the same position after an accepted
+drop (cvise's advance-on-success) and repeating rounds until one accepts nothing;
+weights turned into inputs. The best model so far is on disk after every accepted
+step (`best.onnx`, `reduce-state.json`, which records the case, the options and
+the signature), so an interrupted reduction loses nothing and `--resume`
+continues from it, refusing a folder that holds another reduction.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import sys
@@ -20,7 +24,7 @@ import onnx
 
 from harness.process.isolate import run_isolated
 from harness.reduce import onnx_steps
-from harness.reduce.signature import Signature
+from harness.signature import Signature
 from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, Result
 
@@ -33,6 +37,8 @@ class State:
     signature: dict
     original_nodes: int
     nodes: int
+    case: str = ""          # the case (or ONNX file) being reduced
+    options: dict = dataclasses.field(default_factory=dict)   # its check's Options
     candidates: int = 0
     accepted: int = 0
     seconds: float = 0.0
@@ -40,13 +46,15 @@ class State:
 
 
 class Reducer:
-    def __init__(self, options: Options, out_dir: str, budget: float, timeout: float,
-                 log=None):
-        self.options, self.out_dir, self.budget, self.timeout = options, out_dir, budget, timeout
+    def __init__(self, case: str, options: Options, out_dir: str, budget: float,
+                 timeout: float, log=None):
+        self.case, self.options, self.out_dir = case, options, out_dir
+        self.budget, self.timeout = budget, timeout
         self.log = log or (lambda text: print(f"reduce: {text}", file=sys.stderr, flush=True))
         self.started = time.monotonic()
         self.state: State | None = None
         self.signature: Signature | None = None
+        self.seen: dict[str, bool] = {}    # candidate bytes' hash -> interesting
 
     # ---- interestingness -----------------------------------------------------
 
@@ -56,12 +64,15 @@ class Reducer:
         return run_isolated(path, self.options, timeout=self.timeout)
 
     def interesting(self, model: onnx.ModelProto) -> bool:
-        self.state.candidates += 1
-        try:
-            onnx.checker.check_model(model)
-            return self.signature.found_in(self.check(model))
-        except (BadInput, onnx.checker.ValidationError):
-            return False
+        digest = hashlib.sha256(model.SerializeToString()).hexdigest()
+        if digest not in self.seen:
+            self.state.candidates += 1
+            try:
+                onnx.checker.check_model(model)
+                self.seen[digest] = self.signature.found_in(self.check(model))
+            except (BadInput, onnx.checker.ValidationError):
+                self.seen[digest] = False
+        return self.seen[digest]
 
     def out_of_time(self) -> bool:
         return self.elapsed() > self.budget
@@ -87,20 +98,23 @@ class Reducer:
         if not os.path.exists(path):
             return None
         with open(path) as handle:
-            self.state = State(**json.load(handle))
-        self.signature = Signature(**self.state.signature)
+            state = State(**json.load(handle))
+        if (state.case, state.options) != (self.case, self.options.to_json()):
+            raise BadInput(f"{self.out_dir} holds the reduction of {state.case or '?'} "
+                           f"({_differences(state.options, self.options.to_json())}), "
+                           f"not of {self.case} with these options: --resume continues a "
+                           "reduction in its own folder; give another --out")
+        self.state = state
+        self.signature = Signature.from_json(self.state.signature)
         return onnx.load(os.path.join(self.out_dir, BEST))
 
     # ---- the reduction -------------------------------------------------------------
 
-    def start(self, model: onnx.ModelProto, first: Result) -> None:
-        failing = [v for v in first.violations if v.kind != "unsupported"]
-        if not failing:
-            raise BadInput(f"nothing to reduce: the check's verdict is {first.verdict}")
-        self.signature = Signature.of(failing[0])
-        self.state = State(self.signature.to_json(), onnx_steps.size(model),
-                           onnx_steps.size(model))
-        self.log(f"signature: {self.signature.describe()}")
+    def start(self, model: onnx.ModelProto, target: Signature) -> None:
+        self.signature = target
+        self.state = State(target.to_json(), onnx_steps.size(model), onnx_steps.size(model),
+                           self.case, self.options.to_json())
+        self.log(f"signature: {target.text()}")
 
     def accept(self, label: str, candidate: onnx.ModelProto) -> onnx.ModelProto:
         self.state.accepted += 1
@@ -151,15 +165,19 @@ class Reducer:
         return self._bisect(model, onnx_steps.with_input_at, cuts, "start the graph after node")
 
     def _drops(self, model):
+        """Rounds of single-node drops; after an accepted drop the same position is tried
+        again (it now holds the next node), so a round is one walk over the graph."""
         progress = True
         while progress and not self.out_of_time():
-            progress = False
-            for label, candidate in onnx_steps.node_drops(model):
-                if self.out_of_time():
-                    break
-                if self.interesting(candidate):
+            progress, index, infos = False, 0, onnx_steps.value_infos(model)
+            while index < onnx_steps.size(model) and not self.out_of_time():
+                candidate = onnx_steps.without_node(model, index, infos)
+                if candidate is not None and self.interesting(candidate):
+                    label = f"drop node {index} ({model.graph.node[index].op_type})"
                     model, progress = self.accept(label, candidate), True
-                    break
+                    infos = onnx_steps.value_infos(model)
+                else:
+                    index += 1
         return model
 
     def _weights(self, model):
@@ -167,3 +185,9 @@ class Reducer:
         if candidate is not None and self.interesting(candidate):
             return self.accept("weights as graph inputs", candidate)
         return model
+
+
+def _differences(saved: dict, wanted: dict) -> str:
+    changed = [f"{key}={saved.get(key)!r}" for key in sorted(set(saved) | set(wanted))
+               if saved.get(key) != wanted.get(key)]
+    return "options " + ", ".join(changed[:4]) if changed else "the same options"

@@ -133,12 +133,3 @@ def weights_as_inputs(model) -> onnx.ModelProto | None:
 def topological_outputs(model) -> list[str]:
     """Each node's first output, in graph order (the cut points)."""
     return [node.output[0] for node in model.graph.node if node.output]
-
-
-def node_drops(model: onnx.ModelProto):
-    """(label, candidate) for every single node that can go (rewired around)."""
-    infos = value_infos(model)
-    for index in range(len(model.graph.node)):
-        candidate = without_node(model, index, infos)
-        if candidate is not None:
-            yield f"drop node {index} ({model.graph.node[index].op_type})", candidate

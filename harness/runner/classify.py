@@ -3,9 +3,9 @@
 Decided by origin, from the innermost traceback frame that belongs to either
 side: TVM's Python packages (`tvm`, `tvm_ffi`), the C++ frames tvm-ffi appends
 (`src/...cc`, `<unknown>`), or code on the path that is not ours (an injected
-pass) count as TVM's; a frame in the `harness` package is ours. Frames of the
-standard library and of other third-party packages (numpy, onnx) are passed
-over. So an AttributeError because compat calls an API a release removed is a
+pass, wherever it is installed: inject.user_code lists its files) count as
+TVM's; a frame in the `harness` package is ours. Frames of the standard library
+and of other third-party packages (numpy, onnx) are passed over. So an AttributeError because compat calls an API a release removed is a
 harness error (the compat layer needs the fix), never blamed on TVM.
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 import sysconfig
 import traceback
 
+from harness.tvmapi import inject
 from harness.verdict import first_line
 
 HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -21,6 +22,11 @@ TVM = "tvm"
 HARNESS = "harness"
 _NEUTRAL = tuple(os.path.realpath(p) + os.sep for p in
                  {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
+
+
+def _is_user_code(filename: str) -> bool:
+    real = os.path.realpath(filename)
+    return any(real == path or real.startswith(path + os.sep) for path in inject.user_code())
 
 
 def _is_tvm_frame(filename: str) -> bool:
@@ -42,7 +48,7 @@ def origin(exc: BaseException) -> str:
         filename = frame.filename
         if os.path.realpath(filename).startswith(HARNESS_DIR):
             return HARNESS
-        if _is_tvm_frame(filename):
+        if _is_tvm_frame(filename) or _is_user_code(filename):
             return TVM
         if _is_neutral(filename):
             continue

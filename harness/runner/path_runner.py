@@ -7,8 +7,10 @@ to `emit` as they happen so a parent that sees the child die still knows the
 stage and the pass that were running.
 
 What is checked (see bench/ for the cost):
-  * every pass of every stage, by TVM's `testing.immutable_module` check and the
-    harness's PassGuard (names the pass, watches the path's source);
+  * every pass of every stage, by the harness's PassGuard: its input's structural
+    hash and identity map before and after it, and the path's source; it records,
+    never raises, so the guarded run makes exactly the calls a plain run makes
+    (tests/test_faithful_guard.py compares their outcomes);
   * after every stage, the structural hash of the source and of the stage's input;
   * the source's copies (every copier) against the source; the final stage's
     input copied (deepcopy; every copier with `full_copies`) and run through the
@@ -19,10 +21,13 @@ What is checked (see bench/ for the cost):
     equality; when it moved, the path is replayed over a pristine copy comparing
     JSON after each pass, to name the pass.
 `full_copies` adds round trips of every stage output and the whole path over
-each copy of the source.
+each copy of the source. Every violation says in which phase it was seen
+(verdict.PHASES): the stage's own call, the checks around it, a copy, the
+determinism run.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Callable
 
@@ -81,7 +86,6 @@ class PathRunner:
         self.copiers = dict(roundtrip.COPIERS if copiers is None else copiers)
         self.path: Path = build(options)
         self.guard = PassGuard(emit, crash_input_path)
-        self.outcome_signatures: list = []   # of the last run, for determinism checks
         self.source_fp: Fingerprint | None = None
         self.pristine_source = None   # the source before a stage mutated it
 
@@ -112,8 +116,8 @@ class PathRunner:
                 self._violate(result, Violation("harness-error", stage, "(harness)",
                                                 classify.summary(exc)))
             else:   # TVM failing inside a check (a save_json, a structural hash)
-                self._violate(result, Violation("error", f"{stage} (checks)", "(exception)",
-                                                classify.first_line(exc)))
+                self._violate(result, Violation("error", stage, "(exception)",
+                                                classify.first_line(exc), phase="checks"))
         return result
 
     # ---- the path ------------------------------------------------------------
@@ -140,15 +144,15 @@ class PathRunner:
         if source_copies and deferred and not self._stop(result):
             self._copies(result, source, "import", self.source_fp.json_text)
         if not failed and not self._stop(result):
-            self.outcome_signatures = self.path.summarize(output)
-            result.tasks = len(self.outcome_signatures)
+            outcome = self.path.summarize(output)
+            result.set_outcome(outcome)
             if checks and self.path.round_trip_output:
-                self._copies(result, output, f"{self.path.final.name} (output)",
-                             compat.save_json(output), memo=True)
+                self._copies(result, output, self.path.final.name, compat.save_json(output),
+                             memo=True, what="output")
             if checks and not self._stop(result):
-                self._check_final(result, current, self.outcome_signatures)
+                self._check_final(result, current, outcome)
                 if full:
-                    self._check_source_copies(result, source, self.outcome_signatures)
+                    self._check_source_copies(result, source, outcome)
         if checks and not self._stop(result):
             self._check_source_json(result, source)
         return result
@@ -165,19 +169,14 @@ class PathRunner:
         self.guard.begin_stage(stage.name, watched if self.options.pass_guard else [])
         self.emit({"event": "stage-start", "name": stage.name})
         started = time.perf_counter()
-        output, failure, running, mutated_by = self._guarded(stage, current)
+        output, failure, running = self._guarded(stage, current)
         passes = self.guard.end_stage()
-        for record in passes:
-            if mutated_by and (record.name, record.index) == tuple(mutated_by):
-                record.mutated_input = True
         record = StageRecord(stage.name, round(time.perf_counter() - started, 4),
                              passes=len(passes))
         result.passes += passes
         findings = self.guard.findings
-        blamed = mutated_by or next(((r.name, r.index) for r, _ in findings), None)
         if checks:
-            self._stage_mutations(result, record, stage, source, current, input_fp,
-                                  blamed, mutated_by, findings)
+            self._stage_mutations(result, record, stage, source, current, input_fp, findings)
         result.stages.append(record)
         self.emit({"event": "stage-end", **record.__dict__})
         if failure is not None:
@@ -187,9 +186,10 @@ class PathRunner:
             self.observe(stage.name, current, output)
         return output, False
 
-    def _stage_mutations(self, result, record, stage, source, current, input_fp, blamed,
-                         mutated_by, findings) -> None:
+    def _stage_mutations(self, result, record, stage, source, current, input_fp,
+                         findings) -> None:
         """One `mutated` violation per thing the stage mutated, with the pass when known."""
+        blamed = (findings[0].record.name, findings[0].record.index) if findings else None
         pass_fields = blamed or (None, None)
         if self._check_source(result, record, source, blamed):
             return
@@ -204,9 +204,9 @@ class PathRunner:
                 "mutated", stage.name, "(outside structural equality)",
                 "the stage changed its input IRModule's JSON text in place", *pass_fields))
             return
-        if not (mutated_by or findings):
+        if not findings:
             return
-        labels = {label for _, label in findings}
+        labels = {finding.what for finding in findings}
         if "source" in labels:
             record.mutated_source = True
             what, where = "the source IRModule", "(outside structural equality)"
@@ -217,32 +217,20 @@ class PathRunner:
             # Inside a Sequential the mutated module is an intermediate one that only a
             # per-pass check (TVM's, or the guard's identity map) sees.
             what, where = "its input (an intermediate module of the stage)", "(pass input)"
-        how = ("TVM's immutable-module check fired" if mutated_by else
-               "the pass guard saw a function rebound in place, its JSON text changed")
         self._violate(result, Violation("mutated", stage.name, where,
-                                        f"the pass mutated {what}: {how}", *pass_fields))
+                                        f"the pass mutated {what}: {findings[0].how}",
+                                        *pass_fields))
 
     def _guarded(self, stage, current):
-        """(output, exception, (pass, index) running when it was raised,
-        (pass, index) TVM's immutability check blamed)."""
+        """(output, exception, (pass, index) running when it was raised).
+
+        The guard only records: the stage runs exactly as it would unguarded."""
         instruments = [self.guard.instrument()] if self.options.pass_guard else []
         try:
-            with compat.pass_context(instruments, immutable=self.options.pass_guard):
-                return stage.run(current), None, None, None
-        except Exception as exc:  # noqa: BLE001 - classified below
-            failure = exc
-        running = self.guard.running()
-        mutated_pass = compat.immutable_violation(failure)
-        if mutated_pass is None:
-            return None, failure, running, None
-        blamed = running if running and running[0] == mutated_pass else (mutated_pass, None)
-        # The mutation is the finding; run the stage again without TVM's check so the
-        # checks that still make sense (copies, outcome) go on.
-        try:
-            with compat.pass_context([], immutable=False):
-                return stage.run(current), None, None, blamed
-        except Exception as exc:  # noqa: BLE001
-            return None, exc, None, blamed
+            with compat.pass_context(instruments):
+                return stage.run(current), None, None
+        except Exception as exc:  # noqa: BLE001 - classified by the caller
+            return None, exc, self.guard.running()
 
     def _stage_error(self, result: Result, stage: str, failure: BaseException,
                      running: tuple | None) -> None:
@@ -263,7 +251,8 @@ class PathRunner:
         self.emit({"event": "violation", **violation.to_json()})
 
     def _copies(self, result: Result, mod, stage: str, json_text: str | None = None,
-                only: tuple[str, ...] | None = None, memo: bool = False) -> dict:
+                only: tuple[str, ...] | None = None, memo: bool = False,
+                what: str = "input") -> dict:
         """Copy `mod` with every copier and compare; the good copies, by copier name.
 
         `json_text`, when the caller already serialized `mod`, spares the default
@@ -283,47 +272,55 @@ class PathRunner:
                 continue
             if json_text is not None and copier is roundtrip.json_roundtrip:
                 copier = lambda _mod: compat.load_json(json_text)  # noqa: E731
-            started = time.perf_counter()
-            try:
-                copy, failure = roundtrip.copy_with(name, copier, mod, stage)
-            except roundtrip.Unsupported as exc:
-                result.copiers.append(CopierRecord(
-                    name, "unsupported", round(time.perf_counter() - started, 4), str(exc)))
-                continue
-            violation = failure or roundtrip.compare(mod, copy, name, stage, json_text)
-            result.copiers.append(CopierRecord(
-                name, "lossy-roundtrip" if violation else "pass",
-                round(time.perf_counter() - started, 4), violation.detail if violation else ""))
-            if violation:
-                self._violate(result, violation)
-            elif memo_text is not None and copy is not None:
-                roundtrip_memo.remember(name, memo_text)
+            with self._copying(name, stage):
+                copy = self._copy_and_compare(result, name, copier, mod, stage, json_text,
+                                              what, memo_text)
             if copy is not None:
                 copies[name] = copy
         return copies
 
-    def _on_copy(self, result: Result, name: str, run, label: str):
-        """Run the path (or its final stage) over a copy; a TVM exception there is the
-        seed's symptom ("cannot find field axis" while extracting from a copy).
+    def _copy_and_compare(self, result, name, copier, mod, stage, json_text, what, memo_text):
+        """One copier's copy of `mod`, compared; None when it failed or was refused."""
+        started = time.perf_counter()
+        try:
+            copy, failure = roundtrip.copy_with(name, copier, mod, stage, what)
+        except roundtrip.Unsupported as exc:
+            result.copiers.append(CopierRecord(
+                name, "unsupported", round(time.perf_counter() - started, 4), str(exc)))
+            return None
+        violation = failure or roundtrip.compare(mod, copy, name, stage, json_text, what)
+        result.copiers.append(CopierRecord(
+            name, "lossy-roundtrip" if violation else "pass",
+            round(time.perf_counter() - started, 4), violation.detail if violation else ""))
+        if violation:
+            self._violate(result, violation)
+        elif memo_text is not None and copy is not None:
+            roundtrip_memo.remember(name, memo_text)
+        return copy
 
-        TVM's immutability check firing on the copy is the same in-place edit the run on
-        the original already reported (with its pass), not the copy's fault: the copy's
-        run is repeated without the check, so its outcome can still be compared.
-        """
-        for immutable in ((True, False) if self.options.pass_guard else (False,)):
-            try:
-                with compat.pass_context([], immutable=immutable):
-                    return run()
-            except Exception as exc:  # noqa: BLE001
-                if classify.origin(exc) == classify.HARNESS:
-                    raise HarnessBug(self.path.final.name, exc) from exc
-                if immutable and compat.immutable_violation(exc):
-                    continue
-                self._violate(result, Violation(
-                    "lossy-roundtrip", self.path.final.name, f"({name} copy)",
-                    f"the path failed on the {label}: {classify.first_line(exc)}"))
-                return None
-        return None
+    @contextlib.contextmanager
+    def _copying(self, copier: str, stage: str):
+        """Copy events around a copier's work: a crash in it names the copy phase."""
+        self.emit({"event": "copy-start", "copier": copier, "stage": stage})
+        try:
+            yield
+        finally:
+            self.emit({"event": "copy-end", "copier": copier})
+
+    def _on_copy(self, result: Result, name: str, run, label: str):
+        """Run the path (or its final stage) over a copy, unguarded; a TVM exception there
+        is the seed's symptom ("cannot find field axis" while extracting from a copy)."""
+        try:
+            with compat.pass_context([]), self._copying(name, self.path.final.name):
+                return run()
+        except Exception as exc:  # noqa: BLE001
+            if classify.origin(exc) == classify.HARNESS:
+                raise HarnessBug(self.path.final.name, exc) from exc
+            self._violate(result, Violation(
+                "lossy-roundtrip", self.path.final.name, f"({name} copy)",
+                f"the path failed on the {label}: {classify.first_line(exc)}",
+                phase="copy", copier=name))
+            return None
 
     def _check_final(self, result: Result, final_input, expected) -> None:
         """The final stage's input round-trips, and its copies give the same outcome.
@@ -341,23 +338,31 @@ class PathRunner:
             outcome = self._on_copy(result, name, lambda copy=copy: final.run(copy), label)
             if outcome is None:
                 continue
-            violation = task_oracle.task_diff(expected, self.path.summarize(outcome), label)
+            violation = task_oracle.task_diff(expected, self.path.summarize(outcome), label,
+                                              final.name, name)
             if violation:
-                violation.stage = final.name
                 self._violate(result, violation)
 
     def _deterministic(self, result: Result, final, final_input, expected) -> bool:
         """The final stage run a second time on the same input gives the same outcome
         (a pass with hidden state answers differently the second time). Checked before
         the copies: a moving target would otherwise be blamed on the copy."""
-        again = self._on_copy(result, "input", lambda: final.run(final_input),
-                              "same input, a second time")
-        if again is None or self.path.summarize(again) == expected:
+        try:
+            with compat.pass_context([]):
+                again = final.run(final_input)
+        except Exception as exc:  # noqa: BLE001
+            if classify.origin(exc) == classify.HARNESS:
+                raise HarnessBug(final.name, exc) from exc
+            self._violate(result, Violation(
+                "error", final.name, "(second run)", "the stage failed when run a second "
+                f"time on the same input: {classify.first_line(exc)}", phase="determinism"))
+            return False
+        if self.path.summarize(again) == expected:
             return True
         self._violate(result, Violation(
-            "error", final.name, "(determinism)",
+            "error", final.name, "(outcome)",
             "the stage is not deterministic: run a second time on the same input, "
-            "it gave another outcome"))
+            "it gave another outcome", phase="determinism"))
         return False
 
     def _check_source_copies(self, result: Result, source, expected) -> None:
@@ -368,7 +373,9 @@ class PathRunner:
             return copy
         for name, copier in self.copiers.items():
             try:
-                copy, failure = roundtrip.copy_with(name, copier, source, "import")
+                with self._copying(name, "import"):
+                    copy, failure = roundtrip.copy_with(name, copier, source, "import",
+                                                        "input")
             except roundtrip.Unsupported:
                 continue  # recorded by the source round trip
             if failure:
@@ -377,9 +384,9 @@ class PathRunner:
             outcome = self._on_copy(result, name, lambda copy=copy: whole_path(copy), label)
             if outcome is None:
                 continue
-            violation = task_oracle.task_diff(expected, self.path.summarize(outcome), label)
+            violation = task_oracle.task_diff(expected, self.path.summarize(outcome), label,
+                                              self.path.final.name, name)
             if violation:
-                violation.stage = self.path.final.name
                 self._violate(result, violation)
 
     def _check_source(self, result, record, source, blamed) -> bool:
@@ -400,7 +407,7 @@ class PathRunner:
         """Where the stage's input changed: replay the earlier stages over a pristine copy."""
         try:
             pristine = self.pristine_source or self.source_fp.snapshot()
-            with compat.pass_context([], immutable=False):
+            with compat.pass_context([]):
                 for earlier in self.path.stages[:self.path.stages.index(stage)]:
                     pristine = earlier.run(pristine)
             return compat.first_mismatch(pristine, mutated) or "(structural hash changed)"
@@ -436,11 +443,11 @@ class PathRunner:
                 if current is not pristine:
                     watched.append(Watched("stage input", current, by_json=True))
                 replay.begin_stage(stage.name, watched)
-                with compat.pass_context([replay.instrument()], immutable=False):
+                with compat.pass_context([replay.instrument()]):
                     output = stage.run(current)
                 replay.end_stage()
                 if replay.findings:
-                    record, _ = replay.findings[0]
+                    record = replay.findings[0].record
                     return stage.name, record.name, record.index
                 if any(w.moved() for w in watched):
                     return stage.name, None, None

@@ -12,11 +12,12 @@ original and reduced sizes.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 
 from harness.tvmapi import compat
 from harness.tvmapi.pipelines import Options, build
-from harness.verdict import Violation
+from harness.verdict import BadInput, Violation
 
 HEADER = '''#!/usr/bin/env python3
 \"\"\"{title}
@@ -75,12 +76,12 @@ STAGES = [
 ]
 
 
-def run(mod, until, check=False):
-    \"\"\"The stages before `until`; with check, `until` alone, under TVM's immutability check.\"\"\"
-    if check:
-        with tvm.transform.PassContext(opt_level=3, config={{"testing.immutable_module": True}}):
-            return dict(STAGES)[until](mod)
+def run(mod, until, alone=False):
+    \"\"\"The stages before `until`; with alone, `until` itself (a plain PassContext, as
+    users run it).\"\"\"
     with tvm.transform.PassContext(opt_level=3):
+        if alone:
+            return dict(STAGES)[until](mod)
         for name, stage in STAGES:
             if name == until:
                 break
@@ -94,28 +95,47 @@ MAIN = {
 def main():
     mod = run(load(), {stage!r})
     try:
-        run(mod, {stage!r}, check=True)
+        run(mod, {stage!r}, alone=True)
     except Exception as exc:  # noqa: BLE001 - TVM's failure is what this reproduces
         print(f"reproduces: {stage} raised {{type(exc).__name__}}: {{str(exc).splitlines()[0]}}")
         return 1
     print("does not reproduce")
     return 0
 ''',
+    "import": '''
+
+def main():
+    try:
+        load()
+    except Exception as exc:  # noqa: BLE001 - the frontend's failure is what this reproduces
+        print(f"reproduces: the ONNX frontend raised {{type(exc).__name__}}: "
+              f"{{(str(exc).splitlines() or [''])[0]}}")
+        return 1
+    print("does not reproduce: the model imports")
+    return 0
+''',
     "mutated": '''
 
 @tvm.ir.instrument.pass_instrument
 class InputWatch:
-    """Whether pass {pass_name!r} changes the module it receives (its JSON text), at any depth."""
+    \"\"\"Whether pass {pass_name!r} changes the module it receives (its structural hash or
+    its JSON text), at any depth of nesting.\"\"\"
 
     def __init__(self):
         self.stack, self.mutated = [], False
 
     def run_before_pass(self, mod, info):
-        self.stack.append((mod, tvm.ir.save_json(mod) if info.name == {pass_name!r} else None))
+        watched = info.name == {pass_name!r}
+        self.stack.append((info.name, mod, (tvm_ffi.structural_hash(mod), tvm.ir.save_json(mod))
+                           if watched else None))
 
     def run_after_pass(self, mod, info):
-        before, text = self.stack.pop()
-        self.mutated = self.mutated or (text is not None and tvm.ir.save_json(before) != text)
+        while self.stack:   # a pass whose exception an outer pass caught never ends
+            name, before, fingerprint = self.stack.pop()
+            if name == info.name:
+                break
+        now = (tvm_ffi.structural_hash(before), tvm.ir.save_json(before))
+        self.mutated = self.mutated or (fingerprint is not None and now != fingerprint)
 
 
 def main():
@@ -123,15 +143,8 @@ def main():
     mod = run(source, {stage!r})
     before = (tvm_ffi.structural_hash(mod), tvm.ir.save_json(mod), tvm.ir.save_json(source))
     watch = InputWatch()
-    try:
-        with tvm.transform.PassContext(opt_level=3, instruments=[watch],
-                                       config={{"testing.immutable_module": True}}):
-            dict(STAGES)[{stage!r}](mod)
-    except Exception as exc:  # noqa: BLE001
-        if "Immutable module has been modified" not in str(exc):
-            raise
-        print(f"reproduces: {{str(exc).splitlines()[0]}}")
-        return 1
+    with tvm.transform.PassContext(opt_level=3, instruments=[watch]):
+        dict(STAGES)[{stage!r}](mod)
     if watch.mutated:
         print("reproduces: pass {pass_name} mutated the module it was given, in place")
         return 1
@@ -167,31 +180,50 @@ def main():
         print(f"reproduces: the copy differs from the original at {{mismatch and mismatch[0]}}")
         return 1
     if {stage!r} != "import":
-        expected = outcome(run(mod, {stage!r}, check=True))
-        if outcome(run(dup, {stage!r}, check=True)) != expected:
+        expected = outcome(run(mod, {stage!r}, alone=True))
+        if outcome(run(dup, {stage!r}, alone=True)) != expected:
             print("reproduces: {stage} gives another outcome on the copy")
             return 1
     print("does not reproduce")
     return 0
 ''',
-    "crash": '''
+    # A crash or a hang: the failing call runs in a forked child, watched for DEADLINE s.
+    "process": '''
+
+DEADLINE = {deadline:g}   # seconds (the harness's timeout when it saw this)
+
 
 def main():
     import os
+    import signal
+    import time
     mod = run(load(), {stage!r})
     pid = os.fork()
-    if pid == 0:   # the child makes the call that kills the process
-        run(mod, {stage!r}, check=True)
+    if pid == 0:   # the child makes the call that may kill or hang the process
+        run(mod, {stage!r}, alone=True)
         os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        if {hang!r}:
+            print(f"reproduces: {stage} did not finish within {{DEADLINE:g}} s")
+            return 1
+        print(f"does not reproduce: {stage} hangs (no result within {{DEADLINE:g}} s), "
+              "it does not crash")
+        return 0
+    if not {hang!r} and os.WIFSIGNALED(status):
         print(f"reproduces: {stage} killed the process (signal {{os.WTERMSIG(status)}})")
         return 1
-    print("does not reproduce")
+    print("does not reproduce: {stage} finished")
     return 0
 ''',
 }
-MAIN["timeout"] = MAIN["crash"]
 
 COPY_CALLS = {
     "deepcopy": "__import__('copy').deepcopy",
@@ -207,24 +239,36 @@ if __name__ == "__main__":
 '''
 
 
+def hook_file(target: str) -> str:
+    """The source file of a hook's MODULE (or FILE.py), to embed it in a reproducer."""
+    if target.endswith(".py") or os.sep in target:
+        return target
+    spec = importlib.util.find_spec(target)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        raise BadInput(f"cannot embed hook module {target!r} in a reproducer: no Python "
+                       "source file for it")
+    return spec.origin
+
+
 def _hooks_source(options: Options, copier: str | None) -> tuple[str, str | None]:
     """The injected pass / copier hook file's text, embedded, and the copier name."""
     files, lines = set(), []
     if options.inject_pass:
         path, name = options.inject_pass.rsplit(":", 1)
-        files.add(path)
+        files.add(hook_file(path))
         lines.append(f"_injected = HOOKS[{name!r}]\n"
                      "INJECTED = _injected if isinstance(_injected, tvm.transform.Pass) else "
                      "tvm.transform.module_pass(lambda m, _c: _injected(m), opt_level=0, "
                      "name='injected')")
     if copier:
         path, expr = copier.split(":", 1)
-        files.add(path)
+        files.add(hook_file(path))
         lines.append(f"COPIERS_OVERRIDE = {{'json': eval({expr!r}, HOOKS)}}")
     if not files:
         return "", None
     if len(files) > 1:
-        raise ValueError("an injected pass and a copier must come from the same file")
+        raise BadInput("an injected pass and a copier must come from the same file to be "
+                       "embedded in one reproducer")
     with open(files.pop()) as handle:
         text = handle.read()
     return ("\n# The user's hook file, embedded.\nHOOKS = {}\nexec(compile("
@@ -251,47 +295,56 @@ def stage_lines(options: Options, until: str) -> str:
 
 
 def copier_of(violation: Violation) -> str | None:
-    """The copier a lossy-roundtrip violation names ("(deepcopy)", "deepcopy copy...")."""
-    for name in ("deepcopy", "json", "tvmscript"):
-        if name in violation.path or violation.detail.startswith(name) or \
-                f"{name} copy" in violation.detail:
-            return name
-    return None
+    """The built-in copier a lossy-roundtrip violation was seen with (None: the default)."""
+    return violation.copier if violation.copier in COPY_CALLS else None
+
+
+def template_of(violation: Violation) -> str:
+    """Which MAIN template reproduces this violation."""
+    if violation.stage == "import" and violation.phase == "stage":
+        return "import"      # the ONNX frontend itself failed: the input is model.onnx
+    if violation.kind in ("crash", "timeout"):
+        return "process"
+    return violation.kind if violation.kind in MAIN else "error"
 
 
 def write(out_dir: str, *, violation: Violation, options: Options, versions: dict,
           command: str, module=None, model=None, sizes: str = "",
-          copier_hook: str | None = None, title: str = "") -> str:
-    """Write repro.py (and model.onnx for a frontend failure); return repro.py's path."""
+          copier_hook: str | None = None, title: str = "",
+          deadline: float = 900.0) -> str:
+    """Write repro.py (and model.onnx for a frontend failure); return repro.py's path.
+    `deadline`: how long a crash or hang reproducer waits for the failing call."""
     os.makedirs(out_dir, exist_ok=True)
-    stage = violation.stage.split(" (")[0]
+    stage = violation.stage
     if stage == "(whole path)":
         stage = build(options).stages[0].name
-    kind = violation.kind if violation.kind in MAIN else "error"
-    hooks, _ = _hooks_source(options, copier_hook if kind == "lossy-roundtrip" else None)
+    template = template_of(violation)
+    hooks, _ = _hooks_source(options, copier_hook if template == "lossy-roundtrip" else None)
     copy_call = "COPIERS_OVERRIDE['json']" if copier_hook else COPY_CALLS[copier_of(violation)]
     text = HEADER.format(
         title=title or f"{violation.kind} at {violation.where()} (tvm-extraction-harness)",
         violation=violation.one_line().replace('"""', "'''"),
         tvm_version=versions.get("tvm_version"), tvm_ffi_version=versions.get("tvm_ffi_version"),
         command=command, sizes=sizes or "(not reduced)")
-    if module is not None:
+    if module is not None and template != "import":
         text += LOAD_TVMSCRIPT.format(script=_literal(compat.tvmscript(module).strip()))
     else:
         import onnx
         onnx.save(model, os.path.join(out_dir, "model.onnx"))
         text += LOAD_ONNX
-    stages = stage_lines(options, stage)
-    if "meta_schedule()" in stages:
-        text += META_SCHEDULE
-    if "tempfile." in stages:
-        text = text.replace("import sys\n", "import sys\nimport tempfile\n", 1)
-    text += hooks
-    text += STAGES.format(target={"kind": options.target, "num-cores": options.num_cores},
-                          path=options.path, stages=stages)
+    if template != "import":
+        stages = stage_lines(options, stage)
+        if "meta_schedule()" in stages:
+            text += META_SCHEDULE
+        if "tempfile." in stages:
+            text = text.replace("import sys\n", "import sys\nimport tempfile\n", 1)
+        text += hooks
+        text += STAGES.format(target=compat.target_dict(options.target, options.num_cores),
+                              path=options.path, stages=stages)
     exact_json = copier_of(violation) != "tvmscript"
-    text += MAIN[kind].format(stage=stage, copy_call=copy_call, pass_name=violation.pass_name,
-                              exact_json=exact_json)
+    text += MAIN[template].format(stage=stage, copy_call=copy_call,
+                                  pass_name=violation.pass_name, exact_json=exact_json,
+                                  deadline=deadline, hang=violation.kind == "timeout")
     text += FOOTER
     path = os.path.join(out_dir, "repro.py")
     with open(path, "w") as handle:

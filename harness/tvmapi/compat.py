@@ -18,7 +18,7 @@ import math
 import os
 from typing import Any, Callable, Iterator
 
-from harness.verdict import first_line
+from harness.verdict import BadInput, first_line
 
 
 class TVMUnavailable(Exception):
@@ -381,8 +381,72 @@ def attach_attr_layout_free_buffers():
     return tvm().relax.transform.AttachAttrLayoutFreeBuffers()
 
 
-def make_target(kind: str, num_cores: int):
-    return tvm().target.Target({"kind": kind, "num-cores": num_cores})
+def target_config(text: str) -> dict:
+    """The target a user named, as the dict TVM takes: a kind ("llvm"), TVM's JSON form
+    ('{"kind": "llvm", "mcpu": "skylake"}'), or the CLI string form 0.27 refuses
+    ("llvm -mcpu=skylake -mattr=+avx2,+fma": comma lists become arrays, numbers ints)."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            config = json.loads(text)
+        except ValueError as exc:
+            raise BadInput(f"--target {text!r} is not valid JSON ({exc})") from None
+        if not isinstance(config, dict) or not isinstance(config.get("kind"), str):
+            raise BadInput(f"--target {text!r}: the JSON form needs a \"kind\", e.g. "
+                           '{"kind": "llvm", "mcpu": "skylake"}')
+        return config
+    words = text.split()
+    if not words:
+        raise BadInput("--target is empty: give a target kind, e.g. llvm")
+    config: dict[str, Any] = {"kind": words[0]}
+    for word in words[1:]:
+        key, has_value, value = word.lstrip("-").partition("=")
+        if not word.startswith("-") or not key:
+            raise BadInput(f"--target {text!r}: options are written -KEY=VALUE or -FLAG, "
+                           f"not {word!r}")
+        config[key] = _target_value(value) if has_value else True
+    return config
+
+
+def _target_value(text: str):
+    if "," in text:
+        return [part for part in text.split(",") if part]
+    if text.lstrip("-").isdigit():
+        return int(text)
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def make_target(text: str, num_cores: int):
+    """The Target, with `num-cores` where the kind takes it (llvm does, cuda and c do not).
+    A target TVM refuses is bad input, with TVM's one-line reason."""
+    return tvm().target.Target(target_dict(text, num_cores))
+
+
+@functools.lru_cache(maxsize=64)
+def _accepted(config_json: str, num_cores: int) -> str:
+    config = json.loads(config_json)
+    Target = tvm().target.Target
+    if "num-cores" not in config:
+        try:
+            Target({**config, "num-cores": num_cores})
+            return json.dumps({**config, "num-cores": num_cores})
+        except Exception as exc:  # noqa: BLE001 - TVM's refusal text decides, below
+            if "num-cores" not in str(exc):
+                raise BadInput(f"TVM refuses it: {first_line(exc)}") from None
+    try:
+        Target(config)
+    except Exception as exc:  # noqa: BLE001
+        raise BadInput(f"TVM refuses it: {first_line(exc)}") from None
+    return config_json
+
+
+def target_dict(text: str, num_cores: int) -> dict:
+    """The config TVM accepted for --target `text` (what a reproducer spells out)."""
+    config = target_config(text)
+    try:
+        return json.loads(_accepted(json.dumps(config, sort_keys=True), num_cores))
+    except BadInput as exc:
+        raise BadInput(f"--target {text!r}: {exc}") from None
 
 
 def extract_tasks(mod, target) -> list:
@@ -404,28 +468,17 @@ def run_pass(pass_obj, mod):
     return pass_obj(mod)
 
 
-def pass_context(instruments=(), immutable: bool = True):
-    """The PassContext every stage runs in: opt_level 3 as the pipelines use, TVM's own
-    per-pass immutability check (`testing.immutable_module`, which hashes each pass's
-    input before and after it), and the harness's instruments."""
-    config = {"testing.immutable_module": True} if immutable else {}
-    return tvm().transform.PassContext(opt_level=3, config=config, instruments=list(instruments))
+def pass_context(instruments=()):
+    """The PassContext every stage runs in: opt_level 3 as the pipelines use, and the
+    harness's instruments, which only record. Never TVM's `testing.immutable_module`
+    check: it raises, FoldConstant's nested build swallows that and folds nothing, and
+    the guarded run would no longer be the run users make (pass_guard.py)."""
+    return tvm().transform.PassContext(opt_level=3, instruments=list(instruments))
 
 
 def pass_instrument(cls):
     """Make `cls` (run_before_pass / run_after_pass methods) a TVM PassInstrument class."""
     return tvm().ir.instrument.pass_instrument(cls)
-
-
-IMMUTABLE_MESSAGE = "Immutable module has been modified in pass: "
-
-
-def immutable_violation(exc: BaseException) -> str | None:
-    """The pass TVM's immutability check names in `exc`, or None if it is another error."""
-    text = str(exc)
-    if IMMUTABLE_MESSAGE not in text:
-        return None
-    return text.split(IMMUTABLE_MESSAGE, 1)[1].splitlines()[0].strip()
 
 
 def static_shape_tuning_pipeline(total_trials: int, target, work_dir: str, prepack: bool,

@@ -36,7 +36,20 @@ def load_module(target: str, flag: str = "--inject-pass"):
         raise
     except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
         raise BadInput(f"{flag}: cannot import {target!r}: {type(exc).__name__}: {exc}")
+    source = getattr(module, "__file__", None)
+    if source:   # its frames are the code under test, wherever it is installed
+        package = hasattr(module, "__path__")
+        _USER_CODE.add(os.path.realpath(os.path.dirname(source) if package else source))
     return module
+
+
+_USER_CODE: set[str] = set()
+
+
+def user_code() -> frozenset[str]:
+    """Real paths of the files (and package folders) of the hooks loaded so far: the code
+    under test, never the harness's fault, even when installed under site-packages."""
+    return frozenset(_USER_CODE)
 
 
 def split_spec(spec: str, flag: str) -> tuple[str, str]:

@@ -1,26 +1,46 @@
 """The per-pass guard: a PassInstrument that watches every pass a stage runs.
 
-TVM's own `testing.immutable_module` check (on in `compat.pass_context`) hashes
-each pass's input before and after it and raises naming the pass. This
-instrument adds what that check cannot do:
-  * it names the pass and its position for everything else (exceptions, crashes:
-    a `pass-start` event reaches the parent before the pass runs);
-  * after each pass it compares the identity maps of the watched modules (the path's
-    source and the stage's input), which a pass may mutate without touching its own
-    input;
-  * in replay mode (`json_watch`), after each pass it compares the JSON text of the
-    pass's input and of the watched modules, which sees the fields structural
-    hashing skips (spans) — only run when the final JSON check found a change;
-  * it records each pass's name, position and time (`--json`'s `passes`).
+It records, never raises: a guarded run must make exactly the calls a plain run
+makes. (TVM's own `testing.immutable_module` check raises instead, and inside
+FoldConstant's nested build of each constant subgraph FoldConstant's try/catch
+swallows that error and folds nothing, so a run under it extracts other tasks
+than the run users make. The harness does not turn it on.)
+
+For every pass, nested ones included (a Sequential, the zero pipeline,
+FoldConstant's nested builds):
+  * the structural hash of the pass's input before and after it (what TVM's check
+    compares), and the input's identity map (which function objects it maps to: it
+    moves when a pass rebinds a function in place even to an equal one with another
+    span, which hashing cannot see);
+  * after it, the identity maps of the watched modules (the path's source and the
+    stage's input), which a pass may mutate without touching its own input;
+  * in replay mode (`json_watch`), the JSON text of the pass's input and of the
+    watched modules, which sees fields structural hashing skips (spans): only run
+    when the final JSON check found a change;
+  * a `pass-start` event before it runs (a crash or a hang names the pass), and its
+    name, position and time (`--json`'s `passes`); a pass whose exception an outer
+    pass caught (FoldConstant does) is recorded as `raised`.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import time
 from typing import Callable
 
 from harness.tvmapi import compat
-from harness.verdict import PassRecord
+from harness.verdict import PassRecord, first_line
+
+
+def _hash(mod) -> int | None:
+    """The structural hash of a pass's input, or None for a module TVM cannot hash (an
+    attribute of a type without hash support): the guard must not fail a run a plain
+    PassContext would finish; the checks after the stage report such a module."""
+    try:
+        return compat.structural_hash(mod)
+    except Exception:  # noqa: BLE001 - recorded as "no hash", compared by identity only
+        return None
 
 
 class Watched:
@@ -48,6 +68,26 @@ class Watched:
         return True
 
 
+@dataclasses.dataclass
+class _Open:
+    """A pass that has started and not yet ended."""
+    name: str
+    index: int
+    started: float
+    module: object
+    identity: tuple
+    hash: int | None
+    json_text: str | None
+
+
+@dataclasses.dataclass
+class Finding:
+    """A pass that changed a module it must not: its record, which module, and how."""
+    record: PassRecord
+    what: str     # "its input", "source", "stage input"
+    how: str
+
+
 class PassGuard:
     def __init__(self, emit: Callable[[dict], None], crash_input_path: str | None = None,
                  json_watch: bool = False):
@@ -56,8 +96,8 @@ class PassGuard:
         self.json_watch = json_watch
         self.stage = ""
         self.records: list[PassRecord] = []
-        self.stack: list[tuple] = []
-        self.findings: list[tuple[PassRecord, str]] = []   # (the pass, what it mutated)
+        self.stack: list[_Open] = []
+        self.findings: list[Finding] = []
         self.watched: list[Watched] = []
         self.counter = 0
 
@@ -69,15 +109,20 @@ class PassGuard:
 
     def running(self) -> tuple[str, int] | None:
         """(name, index) of the innermost pass still running (after an exception)."""
-        return (self.stack[-1][0], self.stack[-1][1]) if self.stack else None
+        return (self.stack[-1].name, self.stack[-1].index) if self.stack else None
 
     def end_stage(self) -> list[PassRecord]:
         """Every pass the stage ran, in run order; those an exception cut short included."""
-        now = time.perf_counter()
-        for name, index, started, *_ in self.stack:
-            self.records.append(PassRecord(self.stage, name, index, round(now - started, 5)))
+        self._close(self.stack, time.perf_counter())
         self.stack = []
         return sorted(self.records, key=lambda record: record.index)
+
+    def _close(self, raised: list[_Open], now: float) -> None:
+        for entry in raised:
+            record = PassRecord(self.stage, entry.name, entry.index,
+                                round(now - entry.started, 5), raised=True)
+            self.records.append(record)
+            self.emit({"event": "pass-end", **record.__dict__})
 
     # ---- the PassInstrument interface --------------------------------------
 
@@ -88,33 +133,60 @@ class PassGuard:
                    "index": self.counter})
         if self.crash_input_path:
             self._keep_input(mod)
-        before = compat.save_json(mod) if self.json_watch else None
-        self.stack.append((name, self.counter, time.perf_counter(), mod,
-                           compat.module_identity(mod), before))
+        self.stack.append(_Open(name, self.counter, time.perf_counter(), mod,
+                                compat.module_identity(mod), _hash(mod),
+                                compat.save_json(mod) if self.json_watch else None))
 
     def run_after_pass(self, mod, info) -> None:
-        name, index, started, input_mod, identity, before = self.stack.pop()
-        record = PassRecord(self.stage, name, index, round(time.perf_counter() - started, 5))
-        if compat.identity_changes(identity, compat.module_identity(input_mod)) or (
-                before is not None and compat.save_json(input_mod) != before):
+        now, name = time.perf_counter(), str(info.name)
+        if not self.stack:   # opened before this guard's stage began: nothing to compare
+            return
+        # Passes opened after this one and never closed raised, and an outer pass caught
+        # it (FoldConstant's nested build does): they end here, marked.
+        position = next((i for i in range(len(self.stack) - 1, -1, -1)
+                         if self.stack[i].name == name), len(self.stack) - 1)
+        entry = self.stack[position]
+        self._close(self.stack[position + 1:], now)
+        del self.stack[position:]
+        record = PassRecord(self.stage, entry.name, entry.index, round(now - entry.started, 5))
+        how = self._how_input_moved(entry)
+        if how:
             record.mutated_input = True
-            self.findings.append((record, "its input"))
-        # Cheap identity maps after every pass; the deep fingerprint (a structural hash
-        # of a possibly 50 MB source) only when replaying: the stage guard hashes at
-        # every stage end anyway, and TVM's own check hashes every pass's input.
+            self.findings.append(Finding(record, "its input", how))
+        # Cheap identity maps of the watched modules after every pass; their deep
+        # fingerprint (a structural hash of a possibly 50 MB source) only when replaying:
+        # the stage guard hashes them at every stage end anyway.
         deep = self.json_watch
         for watched in self.watched:
             if watched.moved(deep):
                 record.mutated_input = record.mutated_input or watched.label == "stage input"
-                self.findings.append((record, watched.label))
+                self.findings.append(Finding(record, watched.label,
+                                             "a function was rebound in place"))
         self.records.append(record)
         self.emit({"event": "pass-end", **record.__dict__})
 
+    @staticmethod
+    def _how_input_moved(entry: _Open) -> str:
+        """How the pass's input changed under it, or "" (the cheapest telling test first)."""
+        module = entry.module
+        if compat.identity_changes(entry.identity, compat.module_identity(module)):
+            return "a function was rebound in place"
+        if entry.hash is not None and _hash(module) != entry.hash:
+            return "its structural hash changed (an in-place edit)"
+        if entry.json_text is not None and compat.save_json(module) != entry.json_text:
+            return "its JSON text changed (a field outside structural equality)"
+        return ""
+
     def _keep_input(self, mod) -> None:
         """The module this pass receives, on disk before it runs: a crash's evidence."""
+        try:
+            text = compat.save_json(mod)
+        except Exception as exc:  # noqa: BLE001 - evidence, not a check: say why it is missing
+            text = json.dumps({"harness": f"this pass's input does not serialize: "
+                                          f"{first_line(exc)}"})
         partial = self.crash_input_path + ".partial"
         with open(partial, "w") as handle:
-            handle.write(compat.save_json(mod))
+            handle.write(text)
         os.replace(partial, self.crash_input_path)
 
     def instrument(self):

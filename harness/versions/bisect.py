@@ -1,11 +1,21 @@
 """Bisect which release of a package broke an invariant: `python -m harness bisect`.
 
 Candidates come from the package registry through pip's own index query. Each
-step builds (or reuses) a cached environment with that exact version set, runs
-the step command there (by default `python -m harness check CASE` in the
-isolated runner) and classifies the exit code like `git bisect run`: 0 good,
-125 skip, anything else bad. Decided steps are written to a state file at once,
-so an interrupted bisect resumes where it stopped.
+step builds (or reuses) a cached environment with that exact version set and runs
+the step command there (by default `python -m harness check CASE --json`). What
+a step showed (its exit code and the signature of every violation) is written to a
+state file at once, so an interrupted bisect resumes where it stopped; whether it
+is good or bad is decided from that record:
+
+  * by default a step is bad when it shows *the failure in front of you*: the
+    failure the bad end shows and the good end does not (the most severe one), by
+    its signature (harness.signature). A step that shows other failures (a known
+    bug elsewhere in the pipeline) is good, and the table says what it showed;
+  * `--match SIG`: bad when it shows a failure matching SIG;
+  * `--any`: bad on any violation, registered ones included (exit 1 of the check);
+    also what a `--step-command` of your own is judged by, from its exit code.
+Exit 125 of a step is "cannot test here" (skipped around); any other code means
+the step itself is broken and the bisect stops rather than blame a release.
 """
 from __future__ import annotations
 
@@ -22,17 +32,15 @@ from typing import Callable
 
 from packaging.version import InvalidVersion, Version
 
-from harness.versions import envs
 from harness import REPO_ROOT
-from harness.verdict import EXIT_CANNOT_TEST, BadInput
+from harness.catalog import cases as catalog
+from harness.cli.options import positive_float
+from harness.signature import Pattern
+from harness.verdict import EXIT_CANNOT_TEST, VERDICTS, BadInput
+from harness.versions import envs
 
 GOOD, BAD, SKIP, BROKEN = "good", "bad", "skip", "broken"
-
-
-def classify(code: int) -> str:
-    """0 good, 125 skip, 1 bad (a violation, crash included); anything else means the
-    step itself is broken (usage error, harness failure): never blame the release."""
-    return {0: GOOD, EXIT_CANNOT_TEST: SKIP, 1: BAD}.get(code, BROKEN)
+STATE_FORMAT = 2   # steps record what they showed; a state of another format is not read
 
 
 def list_versions(package: str, pre: bool = False) -> list[str]:
@@ -67,16 +75,42 @@ class StepBroken(Exception):
 
 @dataclasses.dataclass
 class Step:
+    """What one step showed: its exit code and the signatures of its violations."""
     version: str
-    result: str          # good | bad | skip
     code: int
     seconds: float
     built_env: bool
     summary: str = ""
+    signatures: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Judge:
+    """Good or bad, from what a step showed: by signature (`pattern`), or by exit code."""
+    pattern: Pattern | None = None
+
+    def __call__(self, step: Step) -> str:
+        if step.code == EXIT_CANNOT_TEST:
+            return SKIP
+        if step.code not in (0, 1):
+            return BROKEN
+        if self.pattern is None:
+            return BAD if step.code == 1 else GOOD
+        return BAD if any(self.pattern.matches(text) for text in step.signatures) else GOOD
+
+    def describe(self) -> str:
+        return f"showing {self.pattern}" if self.pattern else "any violation (exit 1)"
+
+
+def the_new_failure(good: Step, bad: Step) -> Pattern | None:
+    """The failure the bad end shows and the good end does not, the most severe first."""
+    new = [text for text in bad.signatures if text not in good.signatures]
+    new.sort(key=lambda text: VERDICTS.index(text.split(":", 1)[0]))
+    return Pattern.parse(new[0]) if new else None
 
 
 class State:
-    """Decided steps on disk, keyed by everything that defines the bisect."""
+    """What each step showed, on disk, keyed by everything that defines the bisect."""
 
     def __init__(self, path: str):
         self.path = path
@@ -94,32 +128,27 @@ class State:
         os.replace(tmp, self.path)   # never a half-written state file
 
 
-def search(candidates: list[str], probe: Callable[[str], Step], state: State,
-           log: Callable[[str], None] = lambda s: None) -> tuple[str | None, list[str]]:
-    """First bad candidate, assuming candidates[0] good and candidates[-1] bad.
+def observe(version: str, probe: Callable[[str], Step], state: State,
+            log: Callable[[str], None]) -> Step:
+    """The step for `version`, probed now or read from the state file."""
+    if version in state.steps:
+        step = state.steps[version]
+        log(f"  {version}: exit {step.code} (decided earlier) - {step.summary}")
+        return step
+    step = probe(version)
+    log(f"  {version}: exit {step.code} - {step.summary}")
+    # A broken step (harness bug, index unreachable) says nothing about the release:
+    # never stored, so a rerun after the fix probes it again.
+    if Judge()(step) == BROKEN:
+        raise StepBroken(step)
+    state.record(step)
+    return step
 
-    Returns (first bad or None if the ends are not as claimed, the versions that
-    could not be told apart because of skips).
-    """
-    def decide(version: str) -> str:
-        cached = version in state.steps
-        if cached:
-            step = state.steps[version]
-        else:
-            step = probe(version)
-            # A broken step (harness bug, index unreachable) says nothing about the
-            # release: never stored, so a rerun after the fix probes it again.
-            if step.result != BROKEN:
-                state.record(step)
-        log(f"  {version}: {step.result}{' (decided earlier)' if cached else ''}"
-            f"{' - ' + step.summary if step.summary else ''}")
-        if step.result == BROKEN:
-            raise StepBroken(step)
-        return step.result
 
-    ends = decide(candidates[0]), decide(candidates[-1])
-    if ends != (GOOD, BAD):
-        return None, []
+def search(candidates: list[str], decide: Callable[[str], str],
+           log: Callable[[str], None] = lambda s: None) -> tuple[str, list[str]]:
+    """First bad candidate, given candidates[0] good and candidates[-1] bad: (the first bad,
+    the versions that could not be told apart because of skips)."""
     lo, hi = 0, len(candidates) - 1
     skipped: set[int] = set()
     while True:
@@ -138,19 +167,19 @@ def search(candidates: list[str], probe: Callable[[str], Step], state: State,
 
 
 def default_step_command(case: str, options_args: list[str]) -> list[str]:
-    # A bisect asks when a violation began: a registered known issue counts as bad.
+    # --ignore-known: the bisect decides what counts, from every violation's signature
     return ["{python}", "-m", "harness", "check", case, "--quiet", "--json", "--ignore-known",
             *options_args]
 
 
-def summarize(stdout: str) -> str:
-    """The verdict and the violation that marked a step (JSON from `check`), else line one."""
+def read_check(stdout: str) -> tuple[str, list[str]]:
+    """(summary, signatures) of a step's output: `check --json`, else its first line."""
     try:
         data = json.loads(stdout)
-        first = data["violations"][0] if data["violations"] else None
-        return data["verdict"] + (f": {first['stage']}: {first['detail']}" if first else "")
-    except (ValueError, KeyError, TypeError, IndexError):
-        return next((line.strip() for line in stdout.splitlines() if line.strip()), "")
+        signatures = [v["signature"] for v in data["violations"]]
+        return data["verdict"] + (f": {signatures[0]}" if signatures else ""), signatures
+    except (ValueError, KeyError, TypeError):
+        return next((line.strip() for line in stdout.splitlines() if line.strip()), ""), []
 
 
 def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: float,
@@ -162,43 +191,66 @@ def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: 
         try:
             path = envs.ensure(packages, log=log, extra=extra_packages)
         except envs.TransientFailure as exc:   # the index, not the release: stop, keep nothing
-            return Step(version, BROKEN, EXIT_CANNOT_TEST, round(time.monotonic() - started, 1),
-                        built, str(exc))
+            return Step(version, -1, round(time.monotonic() - started, 1), built, str(exc))
         except BadInput as exc:   # pip cannot install this set: untestable, not bad
-            return Step(version, SKIP, EXIT_CANNOT_TEST, round(time.monotonic() - started, 1),
+            return Step(version, EXIT_CANNOT_TEST, round(time.monotonic() - started, 1),
                         built, str(exc))
         envs.touch(path)
         argv = [part.replace("{python}", envs.python_of(path)) for part in command]
         env = dict(os.environ, PYTHONPATH=REPO_ROOT)
+        stderr = ""
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                                   cwd=REPO_ROOT, env=env)
-            code, out = proc.returncode, proc.stdout
+            code, out, stderr = proc.returncode, proc.stdout, proc.stderr
         except subprocess.TimeoutExpired:
             code, out = 1, "step timed out"
-        summary = summarize(out)
-        if classify(code) == BROKEN:
-            summary = (proc.stderr.strip().splitlines() or [summary])[-1] if code != 1 else summary
-        return Step(version, classify(code), code, round(time.monotonic() - started, 1),
-                    built, summary[:300])
+        summary, signatures = read_check(out)
+        if code not in (0, 1, EXIT_CANNOT_TEST):
+            summary = (stderr.strip().splitlines() or [summary])[-1]
+        return Step(version, code, round(time.monotonic() - started, 1), built, summary[:300],
+                    signatures)
     return probe
 
 
 def state_path(package, good, bad, pins, command) -> str:
-    ident = json.dumps([package, good, bad, sorted(pins.items()), command])
+    ident = json.dumps([STATE_FORMAT, package, good, bad, sorted(pins.items()), command])
     folder = os.path.join(envs.cache_dir(), "bisect")
     os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, hashlib.sha256(ident.encode()).hexdigest()[:16] + ".json")
 
 
+def table(candidates: list[str], state: State, judge: Judge) -> list[str]:
+    """One line per decided step, in version order: its result and what it showed."""
+    lines = []
+    for version in candidates:
+        step = state.steps.get(version)
+        if step is None:
+            continue
+        shown = "; ".join(("* " if judge.pattern and judge.pattern.matches(text) else "")
+                          + text for text in step.signatures) or step.summary or "nothing"
+        lines.append(f"  {version:<16} {judge(step):<5} exit {step.code:<3} {shown}")
+    return lines
+
+
+def _validate(args) -> tuple[dict, Pattern | None]:
+    """Everything a bisect needs that the user typed, checked before any environment."""
+    if not args.step_command:
+        catalog.resolve(args.case)      # an unknown case is bad input, not 24 s of pip
+    if args.match and args.any:
+        raise BadInput("--match and --any are two ways to decide bad: give one")
+    return envs.parse_requirements(args.with_ or []), (
+        Pattern.parse(args.match) if args.match else None)
+
+
 def cmd_bisect(args) -> int:
     log = (lambda text: None) if args.quiet else \
         (lambda text: print(text, file=sys.stderr, flush=True))
-    pins = envs.parse_requirements(args.with_ or [])
+    pins, pattern = _validate(args)
     candidates = between(list_versions(args.package, args.pre), args.good, args.bad)
     options = ["--layout", args.layout] if args.layout else []
     command = shlex.split(args.step_command) if args.step_command else \
-        default_step_command(args.case, options + ["--timeout", str(args.timeout)])
+        default_step_command(args.case, options + ["--timeout", f"{args.timeout:g}"])
     extra = () if args.bare_env else envs.BASE_PACKAGES
     state = State(state_path(args.package, args.good, args.bad, pins, command))
     log(f"bisect: {args.package} {len(candidates)} releases {candidates[0]} .. {candidates[-1]}"
@@ -207,22 +259,32 @@ def cmd_bisect(args) -> int:
     started = time.monotonic()
     probe = make_probe(args.package, pins, command, args.timeout + 600, extra, log)
     try:
-        culprit, skipped = search(candidates, probe, state, log)
+        bad_end = observe(candidates[-1], probe, state, log)
+        good_end = observe(candidates[0], probe, state, log)
+        if pattern is None and not args.any and not args.step_command:
+            pattern = the_new_failure(good_end, bad_end)
+        judge = Judge(pattern)
+        ends = judge(good_end), judge(bad_end)
+        if ends != (GOOD, BAD) or (pattern is None and not (args.any or args.step_command)):
+            print(f"bisect: the ends are not as claimed for {judge.describe()}: "
+                  f"{candidates[0]} is {ends[0]}, {candidates[-1]} is {ends[1]}"
+                  + ("" if pattern or args.any or args.step_command else
+                     " (the bad end shows no failure the good end does not)"))
+            print("\n".join(table(candidates, state, judge)))
+            return 2
+        log(f"bisect: bad means {judge.describe()}")
+        culprit, skipped = search(
+            candidates, lambda version: judge(observe(version, probe, state, log)), log)
     except StepBroken as exc:
         step = exc.args[0]
         print(f"bisect: the step for {step.version} is broken (exit {step.code}): {step.summary}; "
               f"fix it and run again (decided steps are kept)")
         return 2
     wall = time.monotonic() - started
-    if culprit is None:
-        first, last = state.steps[candidates[0]], state.steps[candidates[-1]]
-        print(f"bisect: the ends are not as claimed: {candidates[0]} is {first.result} "
-              f"({first.summary}), {candidates[-1]} is {last.result} ({last.summary})")
-        return 2
-    step = state.steps[culprit]
-    print(f"first bad: {args.package}=={culprit} ({step.summary or 'exit ' + str(step.code)})")
+    print(f"first bad: {args.package}=={culprit} ({judge.describe()})")
     if skipped:
         print(f"could not test (skipped): {', '.join(skipped)}; the first bad is among them or {culprit}")
+    print("\n".join(table(candidates, state, judge)))
     print(f"bisect: {len(state.steps)} steps, {wall:.0f} s this run")
     return 0
 
@@ -237,10 +299,18 @@ def register(sub) -> None:
                    help="pin another package in every step (repeatable)")
     p.add_argument("--pre", action="store_true", help="include pre-releases")
     p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds per check")
+    p.add_argument("--timeout", type=positive_float, default=900.0, help="seconds per check")
+    decide = p.add_mutually_exclusive_group()
+    decide.add_argument("--match", metavar="SIG", default=None,
+                        help="a step is bad when it shows a failure with this signature "
+                             "(as `check` prints it; globs allowed, e.g. 'crash:*'); default: "
+                             "the failure the bad end shows and the good end does not")
+    decide.add_argument("--any", action="store_true",
+                        help="a step is bad on any violation, registered ones included")
     p.add_argument("--step-command", default=None,
                    help="command run in each environment instead of `harness check`; "
-                        "{python} is the environment's python")
+                        "{python} is the environment's python; judged by its exit code "
+                        "(0 good, 1 bad, 125 skip)")
     p.add_argument("--bare-env", action="store_true",
                    help="install only the pinned packages (a --step-command that needs no harness)")
     p.add_argument("--quiet", action="store_true")

@@ -13,12 +13,22 @@ that build and exit with its code. Recipe:
 Exit codes are `git bisect run`'s: 0 good, 1 bad, 125 skip (only a commit that
 fails to compile after a good configuration, or a TVM that cannot be tested),
 128 abort (the environment is wrong: no LLVM, CMake too old, a submodule
-missing, the first configuration failing, a harness bug) so that git stops
-instead of marking every commit.
+missing, the first configuration failing, a harness bug, a check that did not
+run the build) so that git stops instead of marking every commit.
+
+Bad is decided from what the check showed (`check --json`), like `bisect`'s:
+by default a commit is bad when it shows a violation the known-issue registry
+does not explain (a source build's "git:<sha>" counts as inside every version
+range: the question is whether the failure is a registered one), so a known bug
+elsewhere in the pipeline never derails the search; `--match SIG` makes it bad
+exactly when a violation with that signature shows; `--any` on any violation.
+Each step prints what it showed. A `--check-command` of your own is judged by its
+exit code.
 """
 from __future__ import annotations
 
 import collections
+import json
 import os
 import re
 import shlex
@@ -28,8 +38,11 @@ import sys
 import time
 
 from harness import REPO_ROOT
+from harness.catalog import known_issues
+from harness.cli.options import positive_int
+from harness.signature import Pattern, text_of
+from harness.verdict import EXIT_CANNOT_TEST, BadInput, Result
 from harness.versions import envs
-from harness.verdict import EXIT_CANNOT_TEST, BadInput
 
 EXIT_ABORT = 128
 MIN_LLVM = 15      # TVM's CMake: "TVM requires LLVM 15.0 or higher"
@@ -216,7 +229,7 @@ def build(build_dir: str, ninja: str, jobs: int) -> bool:
     return True
 
 
-def ffi_environment(ffi_source: str, extra: tuple[str, ...] = (), phases=None) -> str:
+def ffi_environment(ffi_source: str, extra: tuple[str, ...] = ()) -> str:
     """A cached venv with the checked-out tvm-ffi built and installed (its Cython core).
 
     Keyed by the tvm-ffi commit plus the state of its working tree (a patched
@@ -234,7 +247,8 @@ def checkout_env(source: str, build_dir: str, commit: str) -> dict:
     """The check's environment: the checkout's python/ and build/lib, nothing from a wheel."""
     env = dict(os.environ)
     python_dir = os.path.join(source, "python")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, python_dir) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, python_dir,
+                                                     os.environ.get("PYTHONPATH")) if p)
     env["TVM_LIBRARY_PATH"] = os.path.join(build_dir, "lib")
     # compat.tvm() asserts the provenance and versions() records the commit.
     env["HARNESS_EXPECT_TVM_PYTHON"] = python_dir
@@ -246,10 +260,56 @@ def checkout_env(source: str, build_dir: str, commit: str) -> dict:
 def _check_argv(args, python: str) -> list[str]:
     if args.check_command:
         return shlex.split(args.check_command)
-    argv = [python, "-m", "harness", "check", args.case, "--quiet", "--ignore-known"]
+    argv = [python, "-m", "harness", "check", args.case, "--quiet", "--json", "--ignore-known"]
     argv += ["--layout", args.layout] if args.layout else []
     argv += ["--path", args.path] if getattr(args, "path", None) else []
     return argv
+
+
+def run_check(args, python: str, env: dict, cwd: str | None, phases: "Phases") -> int:
+    """Run the check against the build and decide the commit (0 good, 1 bad, 125, 128)."""
+    argv = _check_argv(args, python)
+    if args.check_command:
+        code = phases.run("check", lambda: subprocess.run(argv, cwd=cwd, env=env).returncode)
+        return interpret_check(code, args.untestable)
+    proc = phases.run("check", lambda: subprocess.run(argv, cwd=cwd, env=env,
+                                                      capture_output=True, text=True))
+    sys.stderr.write(proc.stderr[-3000:])
+    if proc.returncode not in (0, 1):
+        try:   # a harness error (a check that did not run this build, say): say which
+            for violation in Result.from_json(json.loads(proc.stdout)).violations:
+                log(f"the check: {violation.one_line()}")
+        except (ValueError, KeyError, TypeError):
+            pass   # no JSON (usage error): its stderr above says why
+        return interpret_check(proc.returncode, args.untestable)
+    try:
+        result = Result.from_json(json.loads(proc.stdout))
+    except (ValueError, KeyError, TypeError) as exc:
+        log(f"the check printed no result ({type(exc).__name__}): aborting the bisect")
+        return EXIT_ABORT
+    return decide(result, Pattern.parse(args.match) if args.match else None, args.any)
+
+
+def decide(result: Result, pattern: Pattern | None, any_violation: bool) -> int:
+    """A commit's verdict from the violations its check showed; each is listed."""
+    judgement = known_issues.judge(result, source_builds=True)
+    registered = {id(violation): issue.id for violation, issue in judgement.known}
+    bad = False
+    for violation in result.violations:
+        text = text_of(violation)
+        if pattern is not None:
+            counts = pattern.matches(text)
+        else:
+            counts = any_violation or id(violation) not in registered
+        bad = bad or counts
+        note = f"registered [{registered[id(violation)]}]" if id(violation) in registered \
+            else "not registered"
+        log(f"showed: {text} ({note}){' <- bad' if counts else ''}")
+    rule = f"showing {pattern}" if pattern else (
+        "any violation" if any_violation else "a violation the registry does not explain")
+    log(f"{'bad' if bad else 'good'}: bad means {rule}"
+        + ("" if result.violations else "; no violation"))
+    return 1 if bad else 0
 
 
 def interpret_check(code: int, untestable: str) -> int:
@@ -273,7 +333,6 @@ def step_tvm(args, source: str, phases: Phases) -> int:
             if subprocess.run(shlex.split(argv), cwd=source).returncode != 0:
                 log("build failed: skip this commit (125)")
                 return EXIT_CANNOT_TEST
-        python = sys.executable
     else:
         phases.run("submodules", update_submodules, source, TVM_SUBMODULES, FFI_SUBMODULES)
         tools = phases.run("tools", lambda: (find_cmake(), find_ninja(), find_llvm_config()))
@@ -282,17 +341,19 @@ def step_tvm(args, source: str, phases: Phases) -> int:
         if not phases.run("build", build, build_dir, tools[1], args.jobs):
             log("this commit does not compile: skip it (125)")
             return EXIT_CANNOT_TEST
-        env_path = phases.run("tvm-ffi package", ffi_environment,
-                              os.path.join(source, FFI_DIR))
-        python = envs.python_of(env_path)
+    # Whoever built it, the check runs against this checkout's python/ and BUILD/lib, with
+    # the checkout's own tvm_ffi package when it has one, and asserts that it did.
+    python = sys.executable
+    if os.path.isdir(os.path.join(source, FFI_DIR)):
+        try:
+            python = envs.python_of(phases.run("tvm-ffi package", ffi_environment,
+                                               os.path.join(source, FFI_DIR)))
+        except BadInput as exc:   # pip could not build it: this commit's, like a compile error
+            log(f"this commit's tvm-ffi package does not build ({exc}): skip it (125)")
+            return EXIT_CANNOT_TEST
     if args.build_only:
         return 0
-    env = checkout_env(source, build_dir, commit) if not args.build_command else \
-dict(os.environ, PYTHONPATH=os.pathsep.join(
-            p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p))
-    code = phases.run("check", lambda: subprocess.run(_check_argv(args, python), cwd=source,
-                                                       env=env).returncode)
-    return interpret_check(code, args.untestable)
+    return run_check(args, python, checkout_env(source, build_dir, commit), source, phases)
 
 
 def step_ffi(args, source: str, phases: Phases) -> int:
@@ -318,12 +379,15 @@ def step_ffi(args, source: str, phases: Phases) -> int:
     if args.build_only:
         return 0
     env = dict(os.environ, HARNESS_TVM_FFI_COMMIT=commit, PYTHONPATH=REPO_ROOT)
-    code = phases.run("check", lambda: subprocess.run(
-        _check_argv(args, envs.python_of(env_path)), env=env).returncode)
-    return interpret_check(code, args.untestable)
+    return run_check(args, envs.python_of(env_path), env, None, phases)
 
 
 def cmd_bisect_step(args) -> int:
+    if args.match:
+        Pattern.parse(args.match)   # a bad pattern is bad input before any build
+    if not args.check_command:
+        from harness.catalog import cases as catalog
+        catalog.resolve(args.case)
     source = os.path.abspath(args.source)
     if not os.path.isdir(os.path.join(source, ".git")) and not os.path.isfile(
             os.path.join(source, ".git")):
@@ -353,7 +417,7 @@ def register(sub) -> None:
     p.add_argument("--build-dir", default=None, metavar="DIR",
                    help="kept across steps for incremental builds (default SOURCE/build)")
     p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1)
     p.add_argument("--no-ccache", action="store_true", help="build without ccache even if present")
     p.add_argument("--build-only", action="store_true",
                    help="build (and cache the tvm_ffi package), do not check")
@@ -363,5 +427,13 @@ def register(sub) -> None:
     p.add_argument("--build-command", action="append", default=None,
                    help="instead of the TVM build (run in DIR; non-zero means skip; repeatable)")
     p.add_argument("--check-command", default=None,
-                   help="instead of `harness check CASE` (run in DIR with the build on the path)")
+                   help="instead of `harness check CASE` (run in DIR with the build on the "
+                        "path; judged by its exit code)")
+    decide_by = p.add_mutually_exclusive_group()
+    decide_by.add_argument("--match", metavar="SIG", default=None,
+                           help="the commit is bad when a violation with this signature shows "
+                                "(as `check` prints it; globs allowed); default: bad when a "
+                                "violation the known-issue registry does not explain shows")
+    decide_by.add_argument("--any", action="store_true",
+                           help="the commit is bad on any violation, registered ones included")
     p.set_defaults(func=cmd_bisect_step)

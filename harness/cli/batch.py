@@ -1,0 +1,46 @@
+"""The batch loop of `report` and `passes`: isolated checks on a thread pool, each row
+handed back the moment it is decided, and a Ctrl-C that stops everything at once.
+
+On the first Ctrl-C the queued work is cancelled, every running child and warm
+server is killed (isolate.cancel_all) and the caller keeps what finished; a second
+Ctrl-C exits immediately. Rows are handled in the calling thread, so a journal
+written from `on_row` holds exactly the rows that were reported.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+from typing import Callable, Iterable
+
+from harness.process import isolate
+from harness.verdict import EXIT_INTERRUPTED
+
+
+def _exit_now(signum, frame) -> None:   # noqa: ARG001 - a signal handler's signature
+    os._exit(EXIT_INTERRUPTED)
+
+
+def run(todo: Iterable, work: Callable, jobs: int, on_row: Callable,
+        first: Callable[[], None] | None = None) -> bool:
+    """`work(item)` for every item on `jobs` threads, `on_row(item, row)` in this thread as
+    each finishes. `first` runs on the pool before any item (a validation that should
+    warm the same worker). True when interrupted."""
+    pool = concurrent.futures.ThreadPoolExecutor(jobs)
+    try:
+        if first is not None:
+            pool.submit(first).result()
+        futures = {pool.submit(work, item): item for item in todo}
+        for future in concurrent.futures.as_completed(futures):
+            on_row(futures[future], future.result())
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, _exit_now)   # a second Ctrl-C: out at once
+        pool.shutdown(wait=False, cancel_futures=True)
+        isolate.cancel_all()
+        return True
+    except BaseException:   # bad input a child refused, our own bug: nothing runs on
+        isolate.cancel_all()
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return False

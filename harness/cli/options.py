@@ -1,0 +1,45 @@
+"""Option values checked where they are parsed: a bad one is exit 2 naming the option and
+the fix, before any work, never an internal error after it.
+
+argparse types (`positive_int`, ...) refuse at parse time; `output_dir` is called
+by each command before it starts, so an --out it cannot write to is refused
+before the first check rather than after the last.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+
+
+def _number(kind, minimum, what: str):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < minimum or value != value:   # NaN too
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {what}")
+        return value
+    parse.__name__ = kind.__name__   # argparse names the type in its messages
+    return parse
+
+
+positive_int = _number(int, 1, "1 or more")
+non_negative_int = _number(int, 0, "0 or more")
+positive_float = _number(float, 1e-9, "more than 0")
+
+
+def output_dir(path: str, flag: str = "--out") -> str:
+    """`path` as a folder this run can write into (created if missing), or BadInput."""
+    from harness.verdict import BadInput
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise BadInput(f"{flag} {path} is a file, not a folder: give a folder to write into")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".harness-write-test-"):
+            pass
+    except OSError as exc:
+        raise BadInput(f"{flag} {path} cannot be written ({exc.strerror or exc}): "
+                       "give a folder you can write to") from None
+    return path
