@@ -93,9 +93,29 @@ def text_of(violation: Violation) -> str:
     return Signature.of(violation).text()
 
 
+def split(text: str) -> list[str]:
+    """A signature text's parts, [kind, stage, pass, message], as many as are written.
+    The pass sweep's stages are named `pass:NAME`: their colon does not end the stage."""
+    kind, sep, rest = text.partition(":")
+    parts = [kind]
+    if not sep:
+        return parts
+    if rest.startswith("pass:"):
+        name, sep, rest = rest[len("pass:"):].partition(":")
+        parts.append("pass:" + name)
+    else:
+        stage, sep, rest = rest.partition(":")
+        parts.append(stage)
+    if not sep:
+        return parts
+    pass_name, sep, message = rest.partition(":")
+    return parts + [pass_name] + ([message] if sep else [])
+
+
 @dataclasses.dataclass(frozen=True)
 class Pattern:
-    """A `--match` pattern over signature texts: each part a glob (or exact text)."""
+    """A `--match` pattern over signature texts: each part a glob (or exact text); parts
+    left out match anything."""
     kind: str
     stage: str
     pass_name: str
@@ -104,21 +124,23 @@ class Pattern:
 
     @classmethod
     def parse(cls, text: str) -> "Pattern":
-        parts = text.split(":", 3)
-        if not parts[0] or (parts[0] not in VERDICTS and not any(c in parts[0] for c in "*?[")):
+        parts = split(text)
+        kind = parts[0]
+        if not kind or kind == "pass" or (kind not in VERDICTS
+                                          and not any(c in kind for c in "*?[")):
             raise BadInput(f"--match {text!r}: a signature starts with a violation kind "
                            f"({', '.join(v for v in VERDICTS if v != 'pass')}), e.g. "
                            "'mutated:zero-pipeline:tirx.AnnotateEntryFunc' or 'crash:*'; "
                            "`check` prints each violation's signature")
         parts += ["*"] * (4 - len(parts))
-        stage = parts[1]
+        stage = parts[1].removesuffix("/stage")   # the default phase is never written
         if "/" in stage and stage.rsplit("/", 1)[1] not in PHASES and "*" not in stage:
             raise BadInput(f"--match {text!r}: the phase after '/' must be one of "
                            f"{', '.join(PHASES)}")
-        return cls(parts[0], stage, parts[2], parts[3], text)
+        return cls(kind, stage, parts[2], parts[3], text)
 
     def matches(self, signature_text: str) -> bool:
-        parts = signature_text.split(":", 3)
+        parts = split(signature_text)
         parts += [""] * (4 - len(parts))
         return all(_part_matches(value, pattern) for value, pattern in
                    zip(parts, (self.kind, self.stage, self.pass_name, self.message)))

@@ -172,7 +172,8 @@ class PassRecord:
     index: int               # 1-based position among the stage's pass runs
     seconds: float
     mutated_input: bool = False
-    raised: bool = False     # it raised, and an outer pass caught that (FoldConstant does)
+    raised: bool = False     # it raised: an outer pass caught that (FoldConstant does), or
+                             # the stage ended with the exception
 
 
 @dataclasses.dataclass
@@ -201,6 +202,7 @@ class Result:
     # name, weight and function hashes; an executable's parts; a module's hash), as JSON.
     outcome: list = dataclasses.field(default_factory=list)
     reproducer: str | None = None    # repro.py the child wrote, when it was asked to
+    reproducer_error: str = ""       # why it could not write it (the verdict stands)
 
     def set_outcome(self, signatures: list) -> None:
         self.outcome = json.loads(json.dumps(signatures))

@@ -41,14 +41,12 @@ def test_harness_bug_in_a_check_is_harness_error_not_a_violation(monkeypatch):
 def test_origin_tells_harness_code_from_tvm_and_user_code():
     def user_code():
         raise ValueError("from a user's pass")
-    try:
+    with pytest.raises(ValueError) as raised:
         user_code()
-    except ValueError as exc:
-        assert classify.origin(exc) == classify.TVM
-    try:
+    assert classify.origin(raised.value) == classify.TVM
+    with pytest.raises(TypeError) as raised:
         task_oracle.task_diff([("a",)], None, "x", "stage", "copier")   # raises inside
-    except TypeError as exc:
-        assert classify.origin(exc) == classify.HARNESS
+    assert classify.origin(raised.value) == classify.HARNESS
 
 
 def test_unknown_verdict_kinds_are_refused():

@@ -52,6 +52,9 @@ def test_a_crash_while_reducing_is_a_data_point_and_the_crash_is_reduced(tmp_pat
     state = json.loads((tmp_path / "crash" / "reduce-state.json").read_text())
     assert state["signature"]["kind"] == "crash"
     assert state["nodes"] == 1, state
+    # the final check died too: a second child only wrote the reproducer
+    code, out = _run_repro(tmp_path / "crash" / "repro.py")
+    assert code == 1 and "killed the process (signal 6)" in out, out
 
 
 def test_an_interrupted_reduction_resumes_where_it_stopped(tmp_path):

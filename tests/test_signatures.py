@@ -36,7 +36,19 @@ def test_a_pattern_matches_its_own_text_and_globs():
     assert Pattern.parse("error:convert-layout").matches(text_of(DROPOUT))
 
 
-@pytest.mark.parametrize("text", ["bogus", "", "mutated:stage/nosuchphase"])
+def test_the_sweeps_stage_names_keep_their_colon():
+    hidden = Violation("error", "pass:s_tir.InstrumentProfileIntrinsics", "(outcome)",
+                       "not deterministic", phase="determinism")
+    text = text_of(hidden)
+    assert text.startswith("error:pass:s_tir.InstrumentProfileIntrinsics/determinism:-:")
+    assert Pattern.parse("error:pass:s_tir.InstrumentProfileIntrinsics/determinism").matches(
+        text)
+    assert Pattern.parse("error:pass:*").matches(text)
+    assert not Pattern.parse("error:pass:FoldConstant").matches(text)
+    assert Pattern.parse("mutated:zero-pipeline/stage").matches(text_of(ANNOTATE))
+
+
+@pytest.mark.parametrize("text", ["bogus", "", "mutated:stage/nosuchphase", "pass"])
 def test_a_pattern_that_cannot_be_a_signature_is_bad_input(text):
     with pytest.raises(BadInput, match="--match"):
         Pattern.parse(text)

@@ -7,8 +7,9 @@ On:          apache-tvm 0.27.0.post1 / apache-tvm-ffi 0.1.14.post1
 Produced by: python -m harness check Conv2d  (then reduced by hand to one PrimFunc)
 Cause:       src/tirx/transform/primfunc_utils.cc: `mod->Update(gvar, WithAttr(...))` on the
              module it was given, with no copy-on-write: every holder of that module sees
-             the new `tirx.is_entry_func` attribute. TVM's own `testing.immutable_module`
-             check catches it, but FoldConstant's nested build does not run with it.
+             the new `tirx.is_entry_func` attribute. (Under TVM's own
+             `testing.immutable_module` check it raises inside FoldConstant's nested
+             build, which swallows the error and folds nothing: docs/findings.md.)
 Run:         python annotate_entry_func_mutates_input.py
              (exit 1: reproduces, 0: does not, 2: cannot run here)
 """

@@ -27,7 +27,7 @@ except ImportError as exc:
 
 # x + 1 over 64 floats, legalized: one PrimFunc for dlight to schedule (built with the
 # BlockBuilder, which every release spells the same; TVMScript's TIR syntax differs).
-annotation = getattr(relax, "TensorType", None) or relax.TensorStructInfo
+annotation = getattr(relax, "TensorStructInfo", None) or relax.TensorType   # 0.25 | later
 builder = relax.BlockBuilder()
 x = relax.Var("x", annotation((64,), "float32"))
 with builder.function("main", [x]):

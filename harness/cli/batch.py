@@ -27,20 +27,27 @@ def run(todo: Iterable, work: Callable, jobs: int, on_row: Callable,
     each finishes. `first` runs on the pool before any item (a validation that should
     warm the same worker). True when interrupted."""
     pool = concurrent.futures.ThreadPoolExecutor(jobs)
+    futures: dict = {}
+    handed: set = set()
     try:
         if first is not None:
             pool.submit(first).result()
         futures = {pool.submit(work, item): item for item in todo}
         for future in concurrent.futures.as_completed(futures):
+            handed.add(future)
             on_row(futures[future], future.result())
     except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        isolate.cancel_all()
         signal.signal(signal.SIGINT, _exit_now)   # a second Ctrl-C: out at once
-        pool.shutdown(wait=False, cancel_futures=True)
-        isolate.cancel_all()
+        for future, item in futures.items():     # finished before the Ctrl-C, not yet handed
+            if future not in handed and future.done() and not future.cancelled() \
+                    and future.exception() is None:
+                on_row(item, future.result())
         return True
-    except BaseException:   # bad input a child refused, our own bug: nothing runs on
-        isolate.cancel_all()
-        raise
-    finally:
+    except BaseException:   # bad input a child refused, our own bug: stop the rest
         pool.shutdown(wait=False, cancel_futures=True)
+        isolate.kill_running()
+        raise
+    pool.shutdown(wait=False)
     return False

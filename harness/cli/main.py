@@ -49,6 +49,9 @@ def reproduce_command(case: str, options: Options, timeout: float | None = None)
         words.append("--full-copies")
     if timeout is not None and timeout != DEFAULT_TIMEOUT:
         words += ["--timeout", f"{timeout:g}"]
+    base = next((c.base for c in catalog.catalog() if c.id == case), catalog.CASES_DIR)
+    if base != catalog.CASES_DIR:   # a case of a user's catalog: name its folder
+        words += ["--cases", base]
     return shlex.join(words)
 
 
@@ -238,8 +241,8 @@ def main(argv=None) -> int:
         print(f"harness: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        cancel_all()   # no child or warm server outlives the command
         signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_INTERRUPTED))  # a second: now
-        cancel_all()
         print("harness: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `harness list | head`

@@ -34,13 +34,15 @@ def cmd_matrix(args) -> int:
     labels = [" ".join(f"{n.removeprefix('apache-')}=={v}" for n, v in sorted(s.items()))
               for s in sets]
     cells: dict = {}
+    pythons = []
+    for packages in sets:   # every set built and the options validated before any check
+        path = envs.ensure(packages, log=lambda t: print(t, file=sys.stderr, flush=True))
+        envs.touch(path)
+        pythons.append(envs.python_of(path))
+        validate(cases[0].id, Options(layout=cases[0].layout, path=args.path,
+                                      target=args.target), python=pythons[-1])
     try:
-        for label, packages in zip(labels, sets):
-            path = envs.ensure(packages, log=lambda t: print(t, file=sys.stderr, flush=True))
-            envs.touch(path)
-            python = envs.python_of(path)
-            validate(cases[0].id, Options(layout=cases[0].layout, path=args.path,
-                                          target=args.target), python=python)
+        for label, python in zip(labels, pythons):
             for case in cases:
                 options = Options(layout=case.layout, path=args.path, target=args.target)
                 result = run_isolated(case.id, options, timeout=args.timeout, python=python)

@@ -47,7 +47,11 @@ def render(case_ids: list[str], labels: list[str], cells: dict, title: str = "")
     for case in case_ids:
         tds = []
         for label in labels:
-            cell = cells[case, label]
+            cell = cells.get((case, label))
+            if cell is None:   # not decided (an interrupted run)
+                tds.append('<td class="cell" data-verdict="" data-status="">'
+                           '<small>not run</small></td>')
+                continue
             detail = _detail(case, label, cell)
             colour = COLOURS.get(cell["verdict"], "#333")
             tds.append(

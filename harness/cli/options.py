@@ -8,6 +8,7 @@ before the first check rather than after the last.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import tempfile
 
@@ -18,7 +19,7 @@ def _number(kind, minimum, what: str):
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value < minimum or value != value:   # NaN too
+        if not math.isfinite(value) or value < minimum:   # NaN and inf too
             raise argparse.ArgumentTypeError(f"{text!r}: must be {what}")
         return value
     parse.__name__ = kind.__name__   # argparse names the type in its messages
@@ -28,6 +29,27 @@ def _number(kind, minimum, what: str):
 positive_int = _number(int, 1, "1 or more")
 non_negative_int = _number(int, 0, "0 or more")
 positive_float = _number(float, 1e-9, "more than 0")
+
+
+def add_journal_options(parser, journal: str, keyed_by: str) -> None:
+    """--resume / --fresh: what to do with the rows an earlier run left in --out."""
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help=f"keep the rows already in OUT/{journal} for {keyed_by}; run the "
+                            "rest (only the current selection is reported)")
+    again.add_argument("--fresh", action="store_true",
+                       help="replace the rows an earlier run left in OUT")
+
+
+def add_decision_options(parser, unit: str, default: str) -> None:
+    """--match / --any: when a bisect step (a release, a commit) counts as bad."""
+    decide = parser.add_mutually_exclusive_group()
+    decide.add_argument("--match", metavar="SIG", default=None,
+                        help=f"the {unit} is bad when it shows a violation with this signature "
+                             "(as `check` prints it; globs allowed, e.g. 'crash:*'); default: "
+                             f"bad when it shows {default}")
+    decide.add_argument("--any", action="store_true",
+                        help=f"the {unit} is bad on any violation, registered ones included")
 
 
 def output_dir(path: str, flag: str = "--out") -> str:

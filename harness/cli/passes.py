@@ -27,14 +27,14 @@ from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import batch
 from harness.cli.journal import Journal
-from harness.cli.options import output_dir, positive_float, positive_int
+from harness.cli.options import add_journal_options, output_dir, positive_float, positive_int
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi import compat
 from harness.tvmapi import passes as registry
 from harness.tvmapi.inject import load_module
 from harness.tvmapi.pipelines import Options
-from harness.verdict import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_VIOLATED,
-                             BadInput, Result, exit_code_of_rows)
+from harness.verdict import (EXIT_CANNOT_TEST, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PASS,
+                             EXIT_VIOLATED, BadInput, Result, exit_code_of_rows)
 
 # A row's verdict -> whether it fails the sweep (and, for a harness error, exit 4).
 ROW_VERDICTS = {
@@ -65,8 +65,12 @@ def row_of(swept: str, case: str, point: str, result: Result) -> dict:
     first = judgement.unknown[0]
     if first.phase == "determinism":
         verdict = "nondeterministic"
+    elif first.stage != stage and first.phase in ("stage", "checks", "process"):
+        # the prefix failed (the case's own `check` reports it): this point cannot be
+        # reached on this case, and nothing is said about the swept pass
+        verdict = "skipped"
     elif first.kind == "error" and first.phase == "stage":
-        verdict = "rejected" if first.stage == stage else "skipped"
+        verdict = "rejected"    # the pass call itself refused this input
     else:
         verdict = first.kind    # after the pass (checks, copies) TVM failing is a finding
     return _row(swept, case, point, verdict, first.one_line())
@@ -141,6 +145,9 @@ def cmd_passes(args) -> int:
     except registry.PipelineUnknown as exc:   # TVM failing: a violation, not our bug
         print(f"passes: {exc}", file=sys.stderr)
         return EXIT_VIOLATED
+    except compat.TVMUnavailable as exc:      # the parent lists passes: it needs TVM
+        print(f"passes: cannot test here: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_TEST
 
 
 def _sweep(args) -> int:
@@ -252,12 +259,7 @@ def register(sub) -> None:
     p.add_argument("--out", default=None,
                    help="also write passes.md (with the pass x case x point matrix), "
                         "passes.json and the rows journal here")
-    again = p.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="keep the rows already in OUT/passes-rows.jsonl for this TVM, "
-                            "target and --register file; run the rest")
-    again.add_argument("--fresh", action="store_true",
-                       help="replace the rows an earlier run left in OUT")
+    add_journal_options(p, "passes-rows.jsonl", "this TVM, target and --register file")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1)
     p.add_argument("--target", default="llvm")
     p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)

@@ -19,6 +19,7 @@ from harness.cli.options import output_dir, positive_float
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.reduce import onnx_steps
 from harness.reduce.driver import BEST, Reducer
+from harness.runner import reproducer
 from harness.signature import Pattern, Signature
 from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES, Options
 from harness.verdict import EXIT_PASS, EXIT_VIOLATED, BadInput, Result
@@ -27,7 +28,7 @@ from harness.verdict import EXIT_PASS, EXIT_VIOLATED, BadInput, Result
 def choose(result: Result, match: Pattern | None = None) -> Signature | None:
     """The failure a reduction keeps: the one `match` names, else the first violation the
     registry does not explain, else the first violation (unsupported never)."""
-    failing = [v for v in result.violations if v.kind != "unsupported"]
+    failing = [v for v in result.violations if v.kind not in ("unsupported", "harness-error")]
     if match is not None:
         failing = [v for v in failing if match.matches(Signature.of(v).text())]
     else:
@@ -41,6 +42,8 @@ def reduce_case(case_name: str, options: Options, out_dir: str, budget: float,
                 match: Pattern | None = None) -> int:
     case = catalog.resolve(case_name)
     output_dir(out_dir)
+    if options.inject_pass:   # it is embedded in repro.py: refuse one that cannot be, first
+        reproducer.hook_file(options.inject_pass.rsplit(":", 1)[0])
     reducer = Reducer(case.id, options, out_dir, budget, timeout)
     model = reducer.resume() if resume else None
     if model is None:
@@ -68,12 +71,22 @@ def _write(reducer: Reducer, best, options: Options, out_dir: str, command: str)
     sizes = (f"{state.original_nodes} ONNX nodes -> {onnx_steps.size(best)} nodes "
              f"({state.candidates} candidates, {reducer.elapsed():.0f} s)")
     best_path = os.path.join(out_dir, BEST)
-    result = run_isolated(best_path, options, timeout=reducer.timeout, reproducer={
-        "out_dir": out_dir, "command": command, "sizes": sizes,
-        "signature": reducer.signature.to_json(), "deadline": reducer.timeout})
-    if result.reproducer is None:
+    request = {"out_dir": out_dir, "command": command, "sizes": sizes,
+               "signature": reducer.signature.to_json(), "deadline": reducer.timeout}
+    result = run_isolated(best_path, options, timeout=reducer.timeout, reproducer=request)
+    violation = reducer.signature.first_in(result)
+    if violation is None:
         print(f"reduce: the reduced model no longer fails as {reducer.signature.text()}; "
               f"kept {best_path}", file=sys.stderr)
+        return EXIT_VIOLATED
+    if result.reproducer is None and not result.reproducer_error:
+        # The check crashed or hung before it could write: a second child only writes.
+        result = run_isolated(best_path, options, timeout=reducer.timeout,
+                              reproducer={**request, "violation": violation.to_json()})
+    if result.reproducer is None:
+        print(f"reduce: {best_path} fails as {reducer.signature.text()}, but its repro.py "
+              f"could not be written: {result.reproducer_error or result.verdict}",
+              file=sys.stderr)
         return EXIT_VIOLATED
     print(f"reduce: {reducer.signature.text()}")
     print(f"reduce: {sizes}")
@@ -89,7 +102,10 @@ def cmd_reduce(args) -> int:
     match = Pattern.parse(args.match) if args.match else None
     out_dir = args.out or os.path.join("reductions", os.path.basename(case.id).replace(".onnx", ""))
     command = shlex.join(["python", "-m", "harness", "reduce", args.case, "--path", args.path,
-                          "--layout", options.layout])
+                          "--layout", options.layout, "--target", options.target]
+                         + (["--timeout", f"{args.timeout:g}"]
+                            if args.timeout != DEFAULT_TIMEOUT else [])
+                         + (["--match", args.match] if args.match else []))
     return reduce_case(args.case, options, out_dir, args.budget, args.timeout, args.resume,
                        command, match)
 

@@ -19,7 +19,7 @@ from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import batch
 from harness.cli.journal import Journal
-from harness.cli.options import output_dir, positive_float, positive_int
+from harness.cli.options import add_journal_options, output_dir, positive_float, positive_int
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi import compat
 from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES, Options
@@ -135,12 +135,7 @@ def register(sub) -> None:
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                    help="cases checked at once (default: one per core)")
     p.add_argument("--all", action="store_true", help="include cases tagged slow or nightly")
-    again = p.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="keep rows already in OUT/report-rows.jsonl for this TVM and run "
-                            "the rest")
-    again.add_argument("--fresh", action="store_true",
-                       help="replace the rows an earlier run left in OUT")
+    add_journal_options(p, "report-rows.jsonl", "this TVM")
     p.add_argument("--layout", choices=sorted(LAYOUTS), default=None)
     p.add_argument("--path", choices=PATH_NAMES, default="extract",
                    help="the path every case runs (see `check --help`)")

@@ -49,19 +49,26 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     if spec.get("validate"):
         return result
     model = case.model()
-    result = runner.run_model(model, result)
-    if spec.get("reproducer"):
-        result.reproducer = write_reproducer(spec["reproducer"], model, options, result)
+    request = spec.get("reproducer")
+    if request and request.get("violation"):
+        # Write only: the check itself crashed or hung in an earlier child.
+        violation = Violation.from_json(request["violation"])
+    else:
+        result = runner.run_model(model, result)
+        violation = Signature.from_json(request["signature"]).first_in(result) \
+            if request else None
+    if violation is not None:
+        try:
+            result.reproducer = write_reproducer(request, model, options, result, violation)
+        except Exception as exc:  # noqa: BLE001 - the check's verdict stands; say what failed
+            result.reproducer_error = classify.summary(exc)
     return result
 
 
-def write_reproducer(request: dict, model, options: Options, result: Result) -> str | None:
-    """repro.py for the violation with the requested signature, if the check showed it. The
-    module embedded is a fresh import of the model: the run may have mutated its own."""
-    wanted = Signature.from_json(request["signature"])
-    violation = wanted.first_in(result)
-    if violation is None:
-        return None
+def write_reproducer(request: dict, model, options: Options, result: Result,
+                     violation: Violation) -> str:
+    """repro.py for `violation`. The module embedded is a fresh import of the model: the
+    run may have mutated its own."""
     frontend = reproducer.template_of(violation) == "import"
     return reproducer.write(
         request["out_dir"], violation=violation, options=options, versions=result.__dict__,
@@ -82,10 +89,11 @@ def run(spec_path: str, events_path: str) -> int:
         return 2
     except compat.TVMUnavailable as exc:
         result = Result(case=spec["case"], options=spec["options"], **compat.versions())
-        result.add(Violation("unsupported", "setup", "(tvm)", str(exc)))
+        result.add(Violation("unsupported", "setup", "(tvm)", str(exc), phase="process"))
     except Exception as exc:  # noqa: BLE001 - outside the runner: ours, whatever raised
         result = Result(case=spec["case"], options=spec["options"], **compat.versions())
-        result.add(Violation("harness-error", "setup", "(harness)", classify.summary(exc)))
+        result.add(Violation("harness-error", "setup", "(harness)", classify.summary(exc),
+                             phase="process"))
     emit({"event": "result", "result": result.to_json()})
     return 0
 

@@ -40,14 +40,20 @@ _live_lock = threading.Lock()
 
 
 def cancel_all() -> None:
-    """Ctrl-C: kill every running child (their checks raise Cancelled) and refuse new ones;
-    stop the warm servers too, so nothing is left behind."""
+    """Ctrl-C: refuse new checks (every later run_isolated in this process raises Cancelled:
+    the process is on its way out), kill every running child and the warm servers, so
+    nothing is left behind."""
     _cancelled.set()
+    kill_running()
+    warm.stop_all()
+
+
+def kill_running() -> None:
+    """Kill the children of the checks running now (they return no result: Cancelled)."""
     with _live_lock:
         children = list(_live)
     for child in children:
         child.kill_group()
-    warm.stop_all()
 
 
 def _raise_if_cancelled() -> None:
@@ -110,12 +116,12 @@ class _Events:
 
     def running(self) -> tuple[str, str | None, int | None, str, str | None]:
         """(stage, pass, index, phase, copier) that was running when the log stopped."""
-        stages, passes, copying = [], [], None
+        stages, passes, after = [], [], None   # after: the phase-start of work after a stage
         for event in self.events:
             kind = event["event"]
             if kind == "stage-start":
                 stages.append(event["name"])
-                passes, copying = [], None
+                passes, after = [], None
             elif kind == "stage-end" and stages and stages[-1] == event["name"]:
                 stages.pop()
                 passes = []
@@ -123,18 +129,20 @@ class _Events:
                 passes.append((event["name"], event["index"]))
             elif kind == "pass-end" and passes:
                 passes.pop()
-            elif kind == "copy-start":
-                copying = event["copier"]
-            elif kind == "copy-end":
-                copying = None
+            elif kind == "phase-start":
+                after = event
+            elif kind == "phase-end":
+                after = None
         if stages:
             name, index = passes[-1] if passes else (None, None)
             return stages[-1], name, index, "stage", None
+        if after is not None:
+            return after["stage"], None, None, after["phase"], after.get("copier")
         # Between stages the harness's own checks run (fingerprints, round trips).
         started = [e["name"] for e in self.events if e["event"] == "stage-start"]
         if not started:
             return "setup", None, None, "process", None
-        return started[-1], None, None, ("copy" if copying else "checks"), copying
+        return started[-1], None, None, "checks", None
 
     def partial_result(self, case: str, options: Options) -> Result:
         start = self.find("start") or {}
@@ -190,6 +198,7 @@ def _start(python, spec_path, events_path, stderr_path, env):
         child = server.submit(spec_path, events_path, stderr_path) if server else None
         if child is not None:
             return child
+    _raise_if_cancelled()   # the warm server went because of a Ctrl-C: start nothing new
     return _ColdChild(python, spec_path, events_path, stderr_path, env)
 
 

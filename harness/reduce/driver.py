@@ -133,6 +133,9 @@ class Reducer:
                 self.log(f"budget of {self.budget:g} s spent; the best so far is kept")
                 break
             model = phase(model)
+            if self.out_of_time():   # cut short: --resume runs the rest of this phase
+                self.log(f"budget of {self.budget:g} s spent in {name}; the best so far is kept")
+                break
             self.state.phases_done.append(name)
             self.save(model)
         return model

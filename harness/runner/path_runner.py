@@ -188,7 +188,8 @@ class PathRunner:
 
     def _stage_mutations(self, result, record, stage, source, current, input_fp,
                          findings) -> None:
-        """One `mutated` violation per thing the stage mutated, with the pass when known."""
+        """A `mutated` violation for what the stage mutated (the source, its input, or an
+        intermediate module a pass received), with the pass when one is known."""
         blamed = (findings[0].record.name, findings[0].record.index) if findings else None
         pass_fields = blamed or (None, None)
         if self._check_source(result, record, source, blamed):
@@ -206,20 +207,23 @@ class PathRunner:
             return
         if not findings:
             return
-        labels = {finding.what for finding in findings}
-        if "source" in labels:
+        # The most telling finding: the source, else the stage's input, else a pass's own
+        # (intermediate) input; its pass is blamed and its `how` said.
+        order = ("source", "stage input", "its input")
+        finding = min(findings, key=lambda found: order.index(found.what))
+        if finding.what == "source":
             record.mutated_source = True
             what, where = "the source IRModule", "(outside structural equality)"
             self.source_fp = Fingerprint.of(source, with_json=True)   # blamed here, not at the end
-        elif "stage input" in labels:
+        elif finding.what == "stage input":
             what, where = "the stage's input IRModule", "(outside structural equality)"
         else:
             # Inside a Sequential the mutated module is an intermediate one that only a
-            # per-pass check (TVM's, or the guard's identity map) sees.
+            # per-pass check (the guard's hash or identity map of each pass's input) sees.
             what, where = "its input (an intermediate module of the stage)", "(pass input)"
         self._violate(result, Violation("mutated", stage.name, where,
-                                        f"the pass mutated {what}: {findings[0].how}",
-                                        *pass_fields))
+                                        f"the pass mutated {what}: {finding.how}",
+                                        finding.record.name, finding.record.index))
 
     def _guarded(self, stage, current):
         """(output, exception, (pass, index) running when it was raised).
@@ -272,7 +276,7 @@ class PathRunner:
                 continue
             if json_text is not None and copier is roundtrip.json_roundtrip:
                 copier = lambda _mod: compat.load_json(json_text)  # noqa: E731
-            with self._copying(name, stage):
+            with self._phase("copy", stage, name):
                 copy = self._copy_and_compare(result, name, copier, mod, stage, json_text,
                                               what, memo_text)
             if copy is not None:
@@ -299,19 +303,20 @@ class PathRunner:
         return copy
 
     @contextlib.contextmanager
-    def _copying(self, copier: str, stage: str):
-        """Copy events around a copier's work: a crash in it names the copy phase."""
-        self.emit({"event": "copy-start", "copier": copier, "stage": stage})
+    def _phase(self, phase: str, stage: str, copier: str | None = None):
+        """Events around work after a stage (a copy, the determinism run): a crash or hang
+        in it is reported in this phase, for this stage (and copier)."""
+        self.emit({"event": "phase-start", "phase": phase, "stage": stage, "copier": copier})
         try:
             yield
         finally:
-            self.emit({"event": "copy-end", "copier": copier})
+            self.emit({"event": "phase-end", "phase": phase})
 
     def _on_copy(self, result: Result, name: str, run, label: str):
         """Run the path (or its final stage) over a copy, unguarded; a TVM exception there
         is the seed's symptom ("cannot find field axis" while extracting from a copy)."""
         try:
-            with compat.pass_context([]), self._copying(name, self.path.final.name):
+            with compat.pass_context([]), self._phase("copy", self.path.final.name, name):
                 return run()
         except Exception as exc:  # noqa: BLE001
             if classify.origin(exc) == classify.HARNESS:
@@ -348,7 +353,7 @@ class PathRunner:
         (a pass with hidden state answers differently the second time). Checked before
         the copies: a moving target would otherwise be blamed on the copy."""
         try:
-            with compat.pass_context([]):
+            with compat.pass_context([]), self._phase("determinism", final.name):
                 again = final.run(final_input)
         except Exception as exc:  # noqa: BLE001
             if classify.origin(exc) == classify.HARNESS:
@@ -373,7 +378,7 @@ class PathRunner:
             return copy
         for name, copier in self.copiers.items():
             try:
-                with self._copying(name, "import"):
+                with self._phase("copy", "import", name):
                     copy, failure = roundtrip.copy_with(name, copier, source, "import",
                                                         "input")
             except roundtrip.Unsupported:

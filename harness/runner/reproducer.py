@@ -44,7 +44,12 @@ SCRIPT = {script}
 
 
 def load():
-    return tvm.script.from_source(SCRIPT)
+    try:
+        return tvm.script.from_source(SCRIPT)
+    except Exception as exc:  # noqa: BLE001 - another release's TVMScript: not "reproduces"
+        print(f"cannot run here: this TVM cannot parse the module's TVMScript "
+              f"({{type(exc).__name__}}: {{(str(exc).splitlines() or [''])[0]}})")
+        sys.exit(2)
 
 '''
 
@@ -78,7 +83,9 @@ STAGES = [
 
 def run(mod, until, alone=False):
     \"\"\"The stages before `until`; with alone, `until` itself (a plain PassContext, as
-    users run it).\"\"\"
+    users run it). "import" is load() itself: nothing runs before or for it here.\"\"\"
+    if until == "import":
+        return mod
     with tvm.transform.PassContext(opt_level=3):
         if alone:
             return dict(STAGES)[until](mod)
@@ -87,7 +94,62 @@ def run(mod, until, alone=False):
                 break
             mod = stage(mod)
     return mod
+
+
+def outcome(result):
+    \"\"\"What a stage produced, comparably (as the harness compares it).\"\"\"
+    if isinstance(result, list):   # tuning tasks
+        return sorted((str(t.task_name), int(t.weight),
+                       tuple(tvm_ffi.structural_hash(f) for f in t.dispatched)) for t in result)
+    if hasattr(result, "as_text"):   # an executable
+        return result.as_text()
+    return tvm_ffi.structural_hash(result, map_free_vars=True)
 '''
+
+# The call that failed, by the phase it was seen in (verdict.PHASES): the stage itself,
+# the checks after it (a hash and a save_json of what it returned), a copy of its input,
+# the stage a second time on the same input.
+FAILING_CALL = {
+    "stage": '''
+
+def failing_call(mod):
+    return run(mod, {stage!r}, alone=True)
+''',
+    "checks": '''
+
+def failing_call(mod):
+    \"\"\"What the harness checks after the stage: its result hashed and serialized.\"\"\"
+    out = run(mod, {stage!r}, alone=True)
+    if isinstance(out, tvm.ir.IRModule):
+        tvm_ffi.structural_hash(out)
+        tvm.ir.save_json(out)
+    tvm_ffi.structural_hash(mod)
+    return tvm.ir.save_json(mod)
+''',
+    "copy": '''
+
+def failing_call(mod):
+    \"\"\"The copy the harness made ({what} of the stage), and the stage run on it.\"\"\"
+    if {copy_output!r}:
+        mod = run(mod, {stage!r}, alone=True)
+    return run(COPY(mod), {stage!r}, alone=True) if {stage!r} != "import" else COPY(mod)
+''',
+    "determinism": '''
+
+def failing_call(mod):
+    \"\"\"The stage twice on the same input: the second run must give the same outcome.\"\"\"
+    first = outcome(run(mod, {stage!r}, alone=True))
+    second = outcome(run(mod, {stage!r}, alone=True))
+    if first != second:
+        raise AssertionError("a second run on the same input gave another outcome")
+    return second
+''',
+    "process": '''
+
+def failing_call(mod):
+    return mod   # before any stage: loading the module is the call
+''',
+}
 
 MAIN = {
     "error": '''
@@ -95,9 +157,10 @@ MAIN = {
 def main():
     mod = run(load(), {stage!r})
     try:
-        run(mod, {stage!r}, alone=True)
+        failing_call(mod)
     except Exception as exc:  # noqa: BLE001 - TVM's failure is what this reproduces
-        print(f"reproduces: {stage} raised {{type(exc).__name__}}: {{str(exc).splitlines()[0]}}")
+        print(f"reproduces: {where} raised {{type(exc).__name__}}: "
+              f"{{(str(exc).splitlines() or [''])[0]}}")
         return 1
     print("does not reproduce")
     return 0
@@ -157,29 +220,23 @@ def main():
 ''',
     "lossy-roundtrip": '''
 
-COPY = {copy_call}
 EXACT_JSON = {exact_json}   # a JSON copy must give back the original's JSON text
 
 
-def outcome(result):
-    if isinstance(result, list):   # tuning tasks
-        return sorted((str(t.task_name), int(t.weight),
-                       tuple(tvm_ffi.structural_hash(f) for f in t.dispatched)) for t in result)
-    return result.as_text() if hasattr(result, "as_text") else repr(result)
-
-
 def main():
-    mod = load() if {stage!r} == "import" else run(load(), {stage!r})
+    mod = run(load(), {stage!r})
+    if {copy_output!r}:
+        mod = run(mod, {stage!r}, alone=True)
     try:
         dup = COPY(mod)
     except Exception as exc:  # noqa: BLE001 - the seed bug: the copy itself fails
         print(f"reproduces: the copy failed: {{type(exc).__name__}}: {{exc}}")
         return 1
-    mismatch = tvm_ffi.get_first_structural_mismatch(mod, dup)
+    mismatch = tvm_ffi.get_first_structural_mismatch(mod, dup, True)
     if mismatch is not None or (EXACT_JSON and tvm.ir.save_json(dup) != tvm.ir.save_json(mod)):
         print(f"reproduces: the copy differs from the original at {{mismatch and mismatch[0]}}")
         return 1
-    if {stage!r} != "import":
+    if {stage!r} != "import" and not {copy_output!r}:
         expected = outcome(run(mod, {stage!r}, alone=True))
         if outcome(run(dup, {stage!r}, alone=True)) != expected:
             print("reproduces: {stage} gives another outcome on the copy")
@@ -200,7 +257,7 @@ def main():
     mod = run(load(), {stage!r})
     pid = os.fork()
     if pid == 0:   # the child makes the call that may kill or hang the process
-        run(mod, {stage!r}, alone=True)
+        failing_call(mod)
         os._exit(0)
     end = time.monotonic() + DEADLINE
     while time.monotonic() < end:
@@ -212,18 +269,20 @@ def main():
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         if {hang!r}:
-            print(f"reproduces: {stage} did not finish within {{DEADLINE:g}} s")
+            print(f"reproduces: {where} did not finish within {{DEADLINE:g}} s")
             return 1
-        print(f"does not reproduce: {stage} hangs (no result within {{DEADLINE:g}} s), "
-              "it does not crash")
+        print(f"does not reproduce: {where} hangs (no result within "
+              f"{{DEADLINE:g}} s), it does not crash")
         return 0
     if not {hang!r} and os.WIFSIGNALED(status):
-        print(f"reproduces: {stage} killed the process (signal {{os.WTERMSIG(status)}})")
+        print(f"reproduces: {where} killed the process "
+              f"(signal {{os.WTERMSIG(status)}})")
         return 1
-    print("does not reproduce: {stage} finished")
+    print("does not reproduce: {where} finished")
     return 0
 ''',
 }
+MAIN["determinism"] = MAIN["error"]
 
 COPY_CALLS = {
     "deepcopy": "__import__('copy').deepcopy",
@@ -305,7 +364,11 @@ def template_of(violation: Violation) -> str:
         return "import"      # the ONNX frontend itself failed: the input is model.onnx
     if violation.kind in ("crash", "timeout"):
         return "process"
-    return violation.kind if violation.kind in MAIN else "error"
+    if violation.kind == "mutated":
+        return "mutated"
+    if violation.kind == "lossy-roundtrip" and violation.phase == "copy":
+        return "lossy-roundtrip"
+    return "error"           # any other exception: the phase's failing call raises
 
 
 def write(out_dir: str, *, violation: Violation, options: Options, versions: dict,
@@ -319,11 +382,13 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
     if stage == "(whole path)":
         stage = build(options).stages[0].name
     template = template_of(violation)
-    hooks, _ = _hooks_source(options, copier_hook if template == "lossy-roundtrip" else None)
+    hooks, _ = _hooks_source(options, copier_hook if violation.phase == "copy" else None)
     copy_call = "COPIERS_OVERRIDE['json']" if copier_hook else COPY_CALLS[copier_of(violation)]
+    # the pass sweep copies the pass's output; every other path the stage's input
+    copy_output = options.path == "pass" and "output" in violation.detail
     text = HEADER.format(
         title=title or f"{violation.kind} at {violation.where()} (tvm-extraction-harness)",
-        violation=violation.one_line().replace('"""', "'''"),
+        violation=violation.one_line().replace('"""', "\'\'\'"),
         tvm_version=versions.get("tvm_version"), tvm_ffi_version=versions.get("tvm_ffi_version"),
         command=command, sizes=sizes or "(not reduced)")
     if module is not None and template != "import":
@@ -332,6 +397,11 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
         import onnx
         onnx.save(model, os.path.join(out_dir, "model.onnx"))
         text += LOAD_ONNX
+    fields = dict(stage=stage, phase=violation.phase, pass_name=violation.pass_name,
+                  where=stage if violation.phase == "stage" else f"{stage} ({violation.phase})",
+                  exact_json=copier_of(violation) != "tvmscript", deadline=deadline,
+                  hang=violation.kind == "timeout", copy_output=copy_output,
+                  what="the output" if copy_output else "the input")
     if template != "import":
         stages = stage_lines(options, stage)
         if "meta_schedule()" in stages:
@@ -339,12 +409,11 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
         if "tempfile." in stages:
             text = text.replace("import sys\n", "import sys\nimport tempfile\n", 1)
         text += hooks
+        text += f"\nCOPY = {copy_call}\n"
         text += STAGES.format(target=compat.target_dict(options.target, options.num_cores),
                               path=options.path, stages=stages)
-    exact_json = copier_of(violation) != "tvmscript"
-    text += MAIN[template].format(stage=stage, copy_call=copy_call,
-                                  pass_name=violation.pass_name, exact_json=exact_json,
-                                  deadline=deadline, hang=violation.kind == "timeout")
+        text += FAILING_CALL[violation.phase].format(**fields)
+    text += MAIN[template].format(**fields)
     text += FOOTER
     path = os.path.join(out_dir, "repro.py")
     with open(path, "w") as handle:

@@ -16,6 +16,7 @@ import importlib
 import json
 import math
 import os
+import re
 from typing import Any, Callable, Iterator
 
 from harness.verdict import BadInput, first_line
@@ -350,10 +351,12 @@ _REFUSALS = ("not yet supported", "not supported yet", "currently unsupported")
 
 def is_unsupported_op_error(exc: BaseException) -> bool:
     """The frontend's way of saying it has no converter for an operator (or an attribute
-    or input form of it); a crash inside a converter is an error, not this."""
+    or input form of it); a crash inside a converter is an error, not this.
+    OpAttributeInvalid: 0.25's Pad converter refuses mode="wrap" (0.26 converts it)."""
     text = f"{type(exc).__name__}: {exc}"
     lowered = text.lower()
-    return ("OpNotImplemented" in text or ("not supported" in lowered and "operator" in lowered)
+    return ("OpNotImplemented" in text or "OpAttributeInvalid" in text
+            or ("not supported" in lowered and "operator" in lowered)
             or any(refusal in lowered for refusal in _REFUSALS))
 
 
@@ -422,22 +425,31 @@ def make_target(text: str, num_cores: int):
     return tvm().target.Target(target_dict(text, num_cores))
 
 
+# TVM's refusal of a single value where its schema wants an array ("-mattr=+avx2").
+_WANTS_ARRAY = re.compile(r"Option '([^']+)': expected type 'Array<")
+
+
 @functools.lru_cache(maxsize=64)
 def _accepted(config_json: str, num_cores: int) -> str:
+    """The config (as JSON) TVM makes a Target of: num-cores added where the kind takes it,
+    a single value made a list where TVM's schema wants an array."""
     config = json.loads(config_json)
-    Target = tvm().target.Target
-    if "num-cores" not in config:
+    with_cores = "num-cores" not in config
+    for _ in range(len(config) + 2):
+        candidate = {**config, "num-cores": num_cores} if with_cores else config
         try:
-            Target({**config, "num-cores": num_cores})
-            return json.dumps({**config, "num-cores": num_cores})
+            tvm().target.Target(candidate)
+            return json.dumps(candidate)
         except Exception as exc:  # noqa: BLE001 - TVM's refusal text decides, below
-            if "num-cores" not in str(exc):
+            text = str(exc)
+            wants_array = _WANTS_ARRAY.search(text)
+            if with_cores and "option 'num-cores'" in text:   # "Unknown config option ..."
+                with_cores = False        # this kind takes no num-cores (cuda, c)
+            elif wants_array and isinstance(config.get(wants_array.group(1)), str):
+                config[wants_array.group(1)] = [config[wants_array.group(1)]]
+            else:
                 raise BadInput(f"TVM refuses it: {first_line(exc)}") from None
-    try:
-        Target(config)
-    except Exception as exc:  # noqa: BLE001
-        raise BadInput(f"TVM refuses it: {first_line(exc)}") from None
-    return config_json
+    raise BadInput(f"TVM refuses it: {json.dumps(config)}")
 
 
 def target_dict(text: str, num_cores: int) -> dict:

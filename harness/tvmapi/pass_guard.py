@@ -20,6 +20,10 @@ FoldConstant's nested builds):
   * a `pass-start` event before it runs (a crash or a hang names the pass), and its
     name, position and time (`--json`'s `passes`); a pass whose exception an outer
     pass caught (FoldConstant does) is recorded as `raised`.
+
+A caught exception is invisible to an instrument: the pass that raised stays open until
+its outer pass ends (then it is closed as `raised`), so a crash in that outer pass in
+between is reported at the pass that raised last.
 """
 from __future__ import annotations
 
@@ -46,9 +50,9 @@ def _hash(mod) -> int | None:
 class Watched:
     """A module whose fingerprint must not move while a stage runs.
 
-    Two fingerprints: the module's identity map (cheap, checked after every pass)
-    and its structural hash, or in replay mode its JSON text (checked after
-    top-level passes, or after every pass when replaying).
+    Two fingerprints: the module's identity map (cheap, checked after every pass) and
+    a deep one, its structural hash or in replay mode its JSON text (checked after every
+    pass only when replaying; the stage guard hashes it at the stage's end anyway).
     """
 
     def __init__(self, label: str, module, by_json: bool = False):

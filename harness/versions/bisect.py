@@ -34,7 +34,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness import REPO_ROOT
 from harness.catalog import cases as catalog
-from harness.cli.options import positive_float
+from harness.cli.options import add_decision_options, positive_float
 from harness.signature import Pattern
 from harness.verdict import EXIT_CANNOT_TEST, VERDICTS, BadInput
 from harness.versions import envs
@@ -96,6 +96,8 @@ class Judge:
             return BROKEN
         if self.pattern is None:
             return BAD if step.code == 1 else GOOD
+        if step.code == 1 and not step.signatures:
+            return BROKEN   # a failure without a result (the step timed out): nothing to match
         return BAD if any(self.pattern.matches(text) for text in step.signatures) else GOOD
 
     def describe(self) -> str:
@@ -233,12 +235,20 @@ def table(candidates: list[str], state: State, judge: Judge) -> list[str]:
     return lines
 
 
+def _decided(judge: Judge, step: Step) -> str:
+    result = judge(step)
+    if result == BROKEN:
+        raise StepBroken(step)
+    return result
+
+
 def _validate(args) -> tuple[dict, Pattern | None]:
     """Everything a bisect needs that the user typed, checked before any environment."""
     if not args.step_command:
         catalog.resolve(args.case)      # an unknown case is bad input, not 24 s of pip
-    if args.match and args.any:
-        raise BadInput("--match and --any are two ways to decide bad: give one")
+    if args.step_command and (args.match or args.any):
+        raise BadInput("--match and --any read what `harness check` shows; a --step-command "
+                       "of your own is judged by its exit code: drop one of them")
     return envs.parse_requirements(args.with_ or []), (
         Pattern.parse(args.match) if args.match else None)
 
@@ -264,7 +274,7 @@ def cmd_bisect(args) -> int:
         if pattern is None and not args.any and not args.step_command:
             pattern = the_new_failure(good_end, bad_end)
         judge = Judge(pattern)
-        ends = judge(good_end), judge(bad_end)
+        ends = _decided(judge, good_end), _decided(judge, bad_end)
         if ends != (GOOD, BAD) or (pattern is None and not (args.any or args.step_command)):
             print(f"bisect: the ends are not as claimed for {judge.describe()}: "
                   f"{candidates[0]} is {ends[0]}, {candidates[-1]} is {ends[1]}"
@@ -273,8 +283,8 @@ def cmd_bisect(args) -> int:
             print("\n".join(table(candidates, state, judge)))
             return 2
         log(f"bisect: bad means {judge.describe()}")
-        culprit, skipped = search(
-            candidates, lambda version: judge(observe(version, probe, state, log)), log)
+        culprit, skipped = search(candidates, lambda version: _decided(
+            judge, observe(version, probe, state, log)), log)
     except StepBroken as exc:
         step = exc.args[0]
         print(f"bisect: the step for {step.version} is broken (exit {step.code}): {step.summary}; "
@@ -300,13 +310,8 @@ def register(sub) -> None:
     p.add_argument("--pre", action="store_true", help="include pre-releases")
     p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
     p.add_argument("--timeout", type=positive_float, default=900.0, help="seconds per check")
-    decide = p.add_mutually_exclusive_group()
-    decide.add_argument("--match", metavar="SIG", default=None,
-                        help="a step is bad when it shows a failure with this signature "
-                             "(as `check` prints it; globs allowed, e.g. 'crash:*'); default: "
-                             "the failure the bad end shows and the good end does not")
-    decide.add_argument("--any", action="store_true",
-                        help="a step is bad on any violation, registered ones included")
+    add_decision_options(p, "release", "the failure the bad end shows and the good end "
+                                       "does not")
     p.add_argument("--step-command", default=None,
                    help="command run in each environment instead of `harness check`; "
                         "{python} is the environment's python; judged by its exit code "

@@ -39,7 +39,7 @@ import time
 
 from harness import REPO_ROOT
 from harness.catalog import known_issues
-from harness.cli.options import positive_int
+from harness.cli.options import add_decision_options, positive_int
 from harness.signature import Pattern, text_of
 from harness.verdict import EXIT_CANNOT_TEST, BadInput, Result
 from harness.versions import envs
@@ -296,6 +296,8 @@ def decide(result: Result, pattern: Pattern | None, any_violation: bool) -> int:
     registered = {id(violation): issue.id for violation, issue in judgement.known}
     bad = False
     for violation in result.violations:
+        if violation.kind == "unsupported":   # cannot test: the check's exit code said so
+            continue
         text = text_of(violation)
         if pattern is not None:
             counts = pattern.matches(text)
@@ -383,6 +385,9 @@ def step_ffi(args, source: str, phases: Phases) -> int:
 
 
 def cmd_bisect_step(args) -> int:
+    if args.check_command and (args.match or args.any):
+        raise BadInput("--match and --any read what `harness check` shows; a "
+                       "--check-command of your own is judged by its exit code")
     if args.match:
         Pattern.parse(args.match)   # a bad pattern is bad input before any build
     if not args.check_command:
@@ -429,11 +434,5 @@ def register(sub) -> None:
     p.add_argument("--check-command", default=None,
                    help="instead of `harness check CASE` (run in DIR with the build on the "
                         "path; judged by its exit code)")
-    decide_by = p.add_mutually_exclusive_group()
-    decide_by.add_argument("--match", metavar="SIG", default=None,
-                           help="the commit is bad when a violation with this signature shows "
-                                "(as `check` prints it; globs allowed); default: bad when a "
-                                "violation the known-issue registry does not explain shows")
-    decide_by.add_argument("--any", action="store_true",
-                           help="the commit is bad on any violation, registered ones included")
+    add_decision_options(p, "commit", "a violation the known-issue registry does not explain")
     p.set_defaults(func=cmd_bisect_step)
