@@ -13,7 +13,7 @@ from harness.reduce.driver import Reducer
 from harness.signature import Signature
 from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, Violation
-from helpers import ROOT, cli, cli_here, seeded
+from helpers import cli, cli_here, seeded
 
 TVMSCRIPT_LINE_GOAL = 40
 
@@ -123,14 +123,19 @@ def _run_repro(path):
 
 
 def test_an_import_failures_reproducer_reproduces_and_goes_green_when_fixed(tmp_path):
-    code, out, err = cli("reduce", "node-constant_pad", "--out", str(tmp_path), "--budget", "120")
-    assert code == 1, out + err
-    repro = tmp_path / "repro.py"
-    code, out = _run_repro(repro)
+    """Once printed a raw traceback (KeyError: 'import') and said "reproduces" for a model
+    that imports fine."""
+    from harness.runner import reproducer
+    refused = Violation("error", "import", "(frontend)", "AttributeError: 'Var' object has no "
+                        "attribute 'value'")
+    path = reproducer.write(str(tmp_path), violation=refused, options=Options(),
+                            versions={}, command="test",
+                            model=catalog.resolve("node-constant_pad").model())
+    code, out = _run_repro(path)
     assert code == 1 and "reproduces: the ONNX frontend raised" in out, out
     # "fixed upstream": a model the frontend imports in its place
     onnx.save(catalog.resolve("Conv2d").model(), str(tmp_path / "model.onnx"))
-    code, out = _run_repro(repro)
+    code, out = _run_repro(path)
     assert code == 0 and "does not reproduce: the model imports" in out, out
 
 
@@ -149,17 +154,17 @@ def test_a_hang_reproducer_waits_for_its_deadline_and_says_so(tmp_path):
     assert code == 1 and "did not finish within 1 s" in out, out
 
 
+@pytest.mark.in_process_tvm
 def test_a_module_func_hook_is_embedded_in_its_reproducer(tmp_path):
     """`--inject-pass seeded:mutate_in_place` (a module name, not a file) once crashed the
     reproducer writer with FileNotFoundError."""
-    env_path = os.pathsep.join([os.path.join(ROOT, "tests"), ROOT])
-    proc = subprocess.run([sys.executable, "-m", "harness", "check", "conv-reshape-concat",
-                           "--quiet", "--inject-pass", "seeded:mutate_in_place", "--reduce",
-                           "--out", str(tmp_path), "--budget", "60"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, PYTHONPATH=env_path))
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    text = (tmp_path / "repro.py").read_text()
-    assert "def mutate_in_place" in text       # the hook module's source, embedded
-    code, out = _run_repro(tmp_path / "repro.py")
+    from harness.runner import reproducer
+    from harness.tvmapi import compat
+    options = Options(inject_pass="seeded:mutate_in_place", inject_before="zero-pipeline")
+    mutation = Violation("mutated", "injected", "(pass input)", "rebound", "injected", 1)
+    module = compat.from_onnx(catalog.resolve("conv-reshape-concat").model())
+    path = reproducer.write(str(tmp_path), violation=mutation, options=options,
+                            versions=compat.versions(), command="test", module=module)
+    assert "def mutate_in_place" in open(path).read()   # the hook module's source, embedded
+    code, out = _run_repro(path)
     assert code == 1 and "reproduces" in out, out
