@@ -15,9 +15,9 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "tests"))
 
-from harness.versions import envs  # noqa: E402
+from harness import paths
 
-_database = DirectoryBasedExampleDatabase(os.path.join(envs.cache_dir(), "hypothesis"))
+_database = DirectoryBasedExampleDatabase(os.path.join(paths.cache_dir(), "hypothesis"))
 _slow_ok = [HealthCheck.too_slow, HealthCheck.data_too_large]
 for _name, _examples in (("dev", 10), ("ci", 30), ("nightly", 300)):
     settings.register_profile(_name, max_examples=_examples, deadline=None,

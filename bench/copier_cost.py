@@ -21,9 +21,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness.catalog import cases as catalog  # noqa: E402
-from harness.oracles import fieldwise, roundtrip  # noqa: E402
-from harness.tvmapi import compat  # noqa: E402
+from harness.catalog import cases as catalog
+from harness.oracles import fieldwise, roundtrip
+from harness.tvmapi import calls, copiers, structure
 
 REPEAT = 3
 
@@ -38,7 +38,7 @@ def seconds(call, repeat: int = REPEAT) -> tuple[float, object]:
 
 
 def row(label: str, mod) -> None:
-    text_seconds, text = seconds(lambda: compat.save_json(mod))
+    text_seconds, text = seconds(lambda: copiers.save_json(mod))
     cells = {"save_json": text_seconds}
     copies = {}
     for name, copier in roundtrip.COPIERS.items():
@@ -48,9 +48,9 @@ def row(label: str, mod) -> None:
             cells[name] = float("nan")
             print(f"  {label}: {name} unsupported: {exc}")
     copy = copies["json"]
-    cells["structural"], _ = seconds(lambda: compat.first_mismatch(mod, copy))
+    cells["structural"], _ = seconds(lambda: structure.first_mismatch(mod, copy))
     cells["fieldwise"], _ = seconds(lambda: fieldwise.compare_module_attrs(mod, copy))
-    cells["total-json"], _ = seconds(lambda: compat.save_json(copy) == text)
+    cells["total-json"], _ = seconds(lambda: copiers.save_json(copy) == text)
     print(f"{label:<46} {len(text) / 1e6:8.1f} " +
           " ".join(f"{cells[key]:10.2f}" for key in COLUMNS), flush=True)
 
@@ -62,14 +62,15 @@ COLUMNS = ("save_json", "deepcopy", "json", "tvmscript", "structural", "fieldwis
 def main(argv: list[str]) -> int:
     case_ids = argv or ["yolov3-tiny", "light_resnet50"]
     print(f"{'module':<46} {'JSON MB':>8} " + " ".join(f"{c + ' s':>10}" for c in COLUMNS))
-    with compat.pass_context([]):
+    with calls.pass_context([]):
         for case_id in case_ids:
             case = catalog.resolve(case_id)
-            mod = compat.from_onnx(case.model())
+            mod = calls.from_onnx(case.model())
             row(f"{case_id} imported", mod)
-            for make in (compat.decompose_ops_for_inference, compat.canonicalize_bindings,
-                         compat.zero_pipeline):
-                mod = compat.run_pass(make(), mod)
+            for make in (lambda: calls.relax_transform("DecomposeOpsForInference"),
+                         lambda: calls.relax_transform("CanonicalizeBindings"),
+                         calls.zero_pipeline):
+                mod = calls.run_pass(make(), mod)
             row(f"{case_id} fused (before extraction)", mod)
     return 0
 

@@ -20,13 +20,14 @@ COMPILE_TAG = "compile"
 
 
 def pytest_addoption(parser):
+    from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES  # light: no TVM import
     group = parser.getgroup("tvm-harness", "TVM extraction invariants (harness plugin)")
     group.addoption("--harness-case", action="append", default=[], metavar="GLOB",
                     help="only catalog cases whose id or tag matches (repeatable)")
-    group.addoption("--harness-layout", choices=["nchw", "nhwc"], default=None,
+    group.addoption("--harness-layout", choices=sorted(LAYOUTS), default=None,
                     help="override every case's layout")
     group.addoption("--harness-path", action="append", default=[],
-                    choices=["extract", "tune", "compile"],
+                    choices=list(PATH_NAMES),
                     help="paths to check (repeatable; default: extract for every case, "
                          f"and compile for cases tagged {COMPILE_TAG!r})")
     group.addoption("--harness-target", default="llvm", help="target kind")
@@ -68,7 +69,7 @@ def pytest_generate_tests(metafunc):
             if "nightly" in case.tags:     # outside the default samples
                 marks.append(pytest.mark.nightly)
             for invariant in INVARIANTS:
-                values = dict(zip(PARAMETERS, (case, path, invariant)))
+                values = dict(zip(PARAMETERS, (case, path, invariant), strict=False))
                 chosen = tuple(values[name] for name in names)
                 key = tuple(getattr(value, "id", value) for value in chosen)
                 if key in seen:
@@ -96,8 +97,8 @@ def pytest_collection_modifyitems(config, items):
     if not in_process:
         return
     from harness.catalog import known_issues
-    from harness.tvmapi import compat
-    known = next((entry for entry in known_issues.in_scope("in-process", compat.versions())
+    from harness.tvmapi import loading
+    known = next((entry for entry in known_issues.in_scope("in-process", loading.versions())
                   if entry.verdict == "crash"), None)
     if known is None:
         return
@@ -114,7 +115,7 @@ def _harness_results():
 @pytest.fixture
 def case_result(request, catalog_case, harness_path, _harness_results):
     """The isolated check of this item's case and path, run once per worker."""
-    from harness.cli.main import reproduce_command
+    from harness.process.commands import reproduce_command
     from harness.process.isolate import run_isolated
     from harness.tvmapi.pipelines import Options
     config = request.config
@@ -126,7 +127,8 @@ def case_result(request, catalog_case, harness_path, _harness_results):
         _harness_results[key] = run_isolated(catalog_case.id, options,
                                              timeout=config.getoption("harness_timeout"))
     result = _harness_results[key]
-    request.node.user_properties += [("verdict", result.verdict), ("tasks", result.tasks),
+    request.node.user_properties += [("verdict", result.verdict),
+                                     ("outcome_count", result.outcome_count),
                                      ("path", harness_path),
                                      ("tvm_version", result.tvm_version),
                                      ("tvm_ffi_version", result.tvm_ffi_version)]

@@ -143,7 +143,7 @@ class Pattern:
         parts = split(signature_text)
         parts += [""] * (4 - len(parts))
         return all(_part_matches(value, pattern) for value, pattern in
-                   zip(parts, (self.kind, self.stage, self.pass_name, self.message)))
+                   zip(parts, (self.kind, self.stage, self.pass_name, self.message), strict=False))
 
     def __str__(self) -> str:
         return self.source

@@ -117,7 +117,7 @@ PHASES = ("stage", "checks", "copy", "determinism", "process")
 class Violation:
     kind: str        # a verdict other than pass
     stage: str       # the stage that was running or whose output was checked
-    path: str        # access path / field where the difference is
+    access_path: str  # where in the IR the difference is (or what was running)
     detail: str
     pass_name: str | None = None   # the innermost pass, where one applies ("pass" in JSON)
     pass_index: int | None = None  # its position among the passes the stage ran (1-based)
@@ -139,7 +139,7 @@ class Violation:
         return f"stage {self.stage}{phase}, pass {self.pass_name}{index}"
 
     def one_line(self) -> str:
-        return f"{self.kind} at {self.where()}: {self.path}: {self.detail}"
+        return f"{self.kind} at {self.where()}: {self.access_path}: {self.detail}"
 
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)
@@ -151,6 +151,8 @@ class Violation:
         data = dict(data)
         if "pass" in data:
             data["pass_name"] = data.pop("pass")
+        if "path" in data:   # the name before 2026-12 (a journal's older rows)
+            data["access_path"] = data.pop("path")
         # an event's name, a printed signature: derived, not fields
         names = {field.name for field in dataclasses.fields(cls)}
         return cls(**{key: value for key, value in data.items() if key in names})
@@ -188,7 +190,6 @@ class CopierRecord:
 class Result:
     case: str
     verdict: str = "pass"
-    tasks: int = 0
     stages: list[StageRecord] = dataclasses.field(default_factory=list)
     violations: list[Violation] = dataclasses.field(default_factory=list)
     passes: list[PassRecord] = dataclasses.field(default_factory=list)
@@ -198,7 +199,7 @@ class Result:
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
     stderr_tail: str = ""
     crash_input: str | None = None   # JSON of the module the crashing pass received
-    # What the path produced, comparably: the signatures its `tasks` counts (a task's
+    # What the path produced, comparably: the signatures `outcome_count` counts (a task's
     # name, weight and function hashes; an executable's parts; a module's hash), as JSON.
     outcome: list = dataclasses.field(default_factory=list)
     reproducer: str | None = None    # repro.py the child wrote, when it was asked to
@@ -206,7 +207,12 @@ class Result:
 
     def set_outcome(self, signatures: list) -> None:
         self.outcome = json.loads(json.dumps(signatures))
-        self.tasks = len(signatures)
+
+    @property
+    def outcome_count(self) -> int:
+        """How many signatures the outcome holds: tasks (extract), tuned workloads (tune),
+        code parts (compile), modules (the pass sweep)."""
+        return len(self.outcome)
 
     def add(self, violation: Violation) -> None:
         self.violations.append(violation)
@@ -219,6 +225,7 @@ class Result:
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)
         data["violations"] = [v.to_json() for v in self.violations]
+        data["outcome_count"] = self.outcome_count
         return data
 
     @classmethod

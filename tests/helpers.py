@@ -19,7 +19,7 @@ SMALL_CASE = "conv-reshape-concat"   # a real conv/reshape/concat graph, ~1 s th
 
 
 def run_in_process(case: str = SMALL_CASE, copiers=None, **options) -> Result:
-    runner = PathRunner(Options(**options), copiers=copiers)
+    runner = PathRunner(Options(**options), copier_table=copiers)
     return runner.run_model(catalog.resolve(case).model(), Result(case))
 
 

@@ -10,7 +10,7 @@ import tvm
 import tvm_ffi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from seeded import mutate_in_place, respan_in_place  # noqa: E402
+from seeded import mutate_in_place, respan_in_place
 
 
 class _Counter:

@@ -12,10 +12,10 @@ import sys
 import zipfile
 
 import pytest
+from helpers import ROOT
 
 from harness.versions import bisect as bisect_mod
 from harness.versions import envs as envs_mod
-from helpers import ROOT
 
 TOY = "harness-toy-tvm"
 VERSIONS = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"]
@@ -154,7 +154,8 @@ def test_git_bisect_run_with_bisect_step_finds_the_seeded_commit(tmp_path):
     shas = {}
     for index in range(1, 7):
         (repo / "build.sh").write_text("exit 1\n" if index == 2 else "exit 0\n")
-        (repo / "check.py").write_text(f"import sys\nsys.exit({1 if index >= 4 else 0})  # c{index}\n")
+        verdict = 1 if index >= 4 else 0
+        (repo / "check.py").write_text(f"import sys\nsys.exit({verdict})  # c{index}\n")
         _git(repo, "add", "-A")
         _git(repo, "commit", "-qm", f"c{index}")
         shas[index] = _git(repo, "rev-parse", "HEAD")

@@ -5,17 +5,17 @@ import subprocess
 import sys
 
 import pytest
-
 import seeded
-from harness.oracles import tasks as task_oracle
-from harness.runner import classify
-from harness.verdict import UnknownVerdict, Violation, worst
 from helpers import ROOT, SMALL_CASE, run_in_process
+
+from harness import classify
+from harness.oracles import outcomes
+from harness.verdict import UnknownVerdict, Violation, worst
 
 SITECUSTOMIZE = """\
 # Loaded at interpreter start: breaks a harness function from the inside.
-import harness.oracles.tasks as tasks
-tasks.Counter = None   # task_diff now raises TypeError in harness code
+import harness.oracles.outcomes as outcomes
+outcomes.Counter = None   # difference() now raises TypeError in harness code
 """
 
 
@@ -23,7 +23,7 @@ tasks.Counter = None   # task_diff now raises TypeError in harness code
 def test_exception_while_extracting_from_the_copy_is_lossy_naming_the_copier():
     result = run_in_process(copiers={"deepcopy": seeded.drop_a_primfunc})
     assert result.verdict == "lossy-roundtrip", result.violations
-    on_copy = [v for v in result.violations if v.path == "(deepcopy copy)"]
+    on_copy = [v for v in result.violations if v.access_path == "(deepcopy copy)"]
     assert on_copy, [v.one_line() for v in result.violations]
     assert on_copy[0].stage == "extract-tasks"
     assert "deepcopy copy of its input" in on_copy[0].detail
@@ -31,11 +31,11 @@ def test_exception_while_extracting_from_the_copy_is_lossy_naming_the_copier():
 
 @pytest.mark.in_process_tvm
 def test_harness_bug_in_a_check_is_harness_error_not_a_violation(monkeypatch):
-    monkeypatch.setattr(task_oracle, "Counter", None)
+    monkeypatch.setattr(outcomes, "Counter", None)
     result = run_in_process()
     assert result.verdict == "harness-error", result.violations
     assert result.exit_code == 4
-    assert "tasks.py" in result.violations[-1].detail
+    assert "outcomes.py" in result.violations[-1].detail
 
 
 def test_origin_tells_harness_code_from_tvm_and_user_code():
@@ -45,7 +45,7 @@ def test_origin_tells_harness_code_from_tvm_and_user_code():
         user_code()
     assert classify.origin(raised.value) == classify.TVM
     with pytest.raises(TypeError) as raised:
-        task_oracle.task_diff([("a",)], None, "x", "stage", "copier")   # raises inside
+        outcomes.difference([("a",)], None, "x", "stage", "copier")   # raises inside
     assert classify.origin(raised.value) == classify.HARNESS
 
 

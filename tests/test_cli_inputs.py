@@ -2,7 +2,6 @@
 import json
 
 import pytest
-
 from helpers import cli_here
 
 
@@ -50,8 +49,9 @@ def test_list_prints_one_id_a_line():
 
 
 def test_user_onnx_file_is_checked(tmp_path):
-    from harness.catalog import cases as catalog
     import onnx
+
+    from harness.catalog import cases as catalog
     path = tmp_path / "mine.onnx"
     onnx.save(catalog.resolve("Conv2d").model(), str(path))
     code, out, err = cli_here("check", str(path), "--quiet", "--json")

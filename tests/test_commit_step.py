@@ -10,13 +10,14 @@ import subprocess
 import sys
 
 import pytest
+from helpers import ROOT
 
 from harness.versions import commit_step
-from helpers import ROOT
 
 GOOD_C = "int tvm_answer(void) { return 42; }\n"
 BROKEN_C = "int tvm_answer(void) { return 42 }\n"     # a commit that does not compile
-CMAKE = "cmake_minimum_required(VERSION 3.16)\nproject(toytvm C)\nadd_library(toytvm SHARED answer.c)\n"
+CMAKE = ("cmake_minimum_required(VERSION 3.16)\nproject(toytvm C)\n"
+         "add_library(toytvm SHARED answer.c)\n")
 
 
 def _git(repo, *args):

@@ -31,8 +31,8 @@ def _assert_same_outcome(case_id: str, path: str) -> None:
     assert plain.verdict == "pass", plain.violations
     assert plain.outcome, f"{case_id}: the plain run produced nothing to compare"
     assert guarded.outcome == plain.outcome, (
-        f"{case_id} ({path}): the guarded run gave {guarded.tasks} signatures, the plain "
-        f"run {plain.tasks}: the guard changed what it guards")
+        f"{case_id} ({path}): the guarded run gave {guarded.outcome_count} signatures, the plain "
+        f"run {plain.outcome_count}: the guard changed what it guards")
 
 
 @pytest.mark.parametrize("case_id", FOLDING)
@@ -54,7 +54,8 @@ def test_every_default_case_is_guarded_faithfully(path):
         if plain.verdict == "pass":
             compared += 1
             if guarded.outcome != plain.outcome:
-                differ.append(f"{case.id}: guarded {guarded.tasks}, plain {plain.tasks}")
+                differ.append(f"{case.id}: guarded {guarded.outcome_count}, "
+                              f"plain {plain.outcome_count}")
     assert compared >= 20, f"only {compared} cases ran plainly: nothing much was compared"
     assert not differ, "\n".join(differ)
 
@@ -66,8 +67,8 @@ def test_the_comparison_catches_a_guard_that_changes_the_run():
     comparison above is what would see it."""
     import tvm
 
-    from harness.oracles import tasks as task_oracle
-    from harness.tvmapi import compat
+    from harness.oracles import outcomes
+    from harness.tvmapi import calls
     from harness.tvmapi.pipelines import build
 
     options = Options(layout="nhwc")
@@ -75,13 +76,13 @@ def test_the_comparison_catches_a_guard_that_changes_the_run():
     model = catalog.resolve("conv-reshape-concat-nhwc").model()
 
     def extract(config):
-        mod = compat.from_onnx(model)
+        mod = calls.from_onnx(model)
         with tvm.transform.PassContext(opt_level=3, config=config):
             for stage in path.stages:
                 mod = stage.run(mod)
-        return task_oracle.signatures(mod)
+        return calls.task_signatures(mod)
 
     plain = extract({})
     with_tvm_check = extract({"testing.immutable_module": True})
     assert plain and with_tvm_check != plain
-    assert task_oracle.task_diff(plain, with_tvm_check, "check", "extract-tasks", "none")
+    assert outcomes.difference(plain, with_tvm_check, "check", "extract-tasks", "none")

@@ -15,7 +15,6 @@ import sys
 import time
 
 import pytest
-
 from helpers import ROOT, cli_here
 
 MARK = "HARNESS_INTERRUPT_TEST"

@@ -2,11 +2,11 @@
 import os
 
 import pytest
+from helpers import SMALL_CASE, cli_json, seeded
 
-from harness.versions import envs
 from harness.process.isolate import run_isolated
 from harness.tvmapi.pipelines import Options
-from helpers import SMALL_CASE, cli_json, seeded
+from harness.versions import envs
 
 
 def test_abort_in_a_pass_is_a_crash_naming_the_pass_with_its_input(tmp_path):
@@ -21,9 +21,9 @@ def test_abort_in_a_pass_is_a_crash_naming_the_pass_with_its_input(tmp_path):
     assert [s.name for s in result.stages][:2] == ["import", "decompose-ops-for-inference"]
     assert any(p.name == "FuseTIR" for p in result.passes)
     # the module the crashing pass received, as TVM's JSON, loads back
-    from harness.tvmapi import compat
+    from harness.tvmapi import copiers
     with open(result.crash_input) as handle:
-        assert "main" in str(compat.load_json(handle.read()).get_global_vars())
+        assert "main" in str(copiers.load_json(handle.read()).get_global_vars())
     os.remove(result.crash_input)
 
 

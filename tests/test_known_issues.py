@@ -141,6 +141,7 @@ def test_harness_error_is_exit_4_even_when_the_rest_is_known(registry):
     broken = result("yolov3-tiny", annotate(),
                     Violation("harness-error", "setup", "(harness)", "KeyError"))
     assert known_issues.judge(broken).exit_code == 4
+
     def rows(*statuses):
         from harness.verdict import status
         return [{"failing": status(name).failing, "exit": status(name).exit}

@@ -5,13 +5,13 @@ sees: a mutator hidden inside a Sequential (only the per-pass guard), a span-onl
 rebinding (only the identity map / JSON text, not the structural hash).
 """
 import pytest
-
 import seeded
-from harness.catalog import cases as catalog
-from harness.oracles.fingerprint import Fingerprint
-from harness.tvmapi import compat
 from helpers import SMALL_CASE, cli_json, run_in_process
 from helpers import seeded as seeded_spec
+
+from harness.catalog import cases as catalog
+from harness.oracles.fingerprint import Fingerprint
+from harness.tvmapi import calls
 
 pytestmark = pytest.mark.in_process_tvm
 
@@ -23,7 +23,7 @@ def _mutations(result):
 def test_clean_path_passes_with_tasks_and_records_every_pass():
     result = run_in_process()
     assert result.verdict == "pass", result.violations
-    assert result.tasks > 0
+    assert result.outcome_count > 0
     assert [s.name for s in result.stages][0] == "import"
     assert not any(s.mutated_source for s in result.stages)
     zero = [p for p in result.passes if p.stage == "zero-pipeline"]
@@ -38,7 +38,7 @@ def test_mutating_pass_is_caught_with_its_stage_and_path(spec):
     assert result.verdict == "mutated"
     (violation,) = _mutations(result)
     assert violation.stage == "injected"
-    assert "attrs" in violation.path, violation.path  # the first mismatching access path
+    assert "attrs" in violation.access_path, violation.access_path  # the first mismatch
 
 
 def test_mutator_hidden_in_a_sequential_is_named():
@@ -48,7 +48,7 @@ def test_mutator_hidden_in_a_sequential_is_named():
     (violation,) = _mutations(result)
     assert (violation.stage, violation.pass_name) == ("injected", "SeededMutatingPass")
     assert violation.pass_index == 3   # after the Sequential itself and the first Normalize
-    assert result.tasks > 0            # the path went on after the finding
+    assert result.outcome_count > 0            # the path went on after the finding
 
 
 def test_a_deep_in_place_edit_is_seen_by_the_hash_of_each_passs_input():
@@ -64,7 +64,7 @@ def test_a_deep_in_place_edit_is_seen_by_the_hash_of_each_passs_input():
 @pytest.mark.parametrize("before", ["extract-tasks", "decompose-ops-for-inference"])
 def test_span_only_mutation_is_caught_and_named(before):
     """Structural hash unchanged, JSON text changed: the stage guard alone misses it."""
-    mod = compat.from_onnx(catalog.resolve(SMALL_CASE).model())
+    mod = calls.from_onnx(catalog.resolve(SMALL_CASE).model())
     fingerprint = Fingerprint.of(mod, with_json=True)
     seeded.respan_in_place(mod)
     assert not fingerprint.hash_changed(mod)          # invisible to the structural hash
@@ -97,7 +97,7 @@ def test_tvm_exception_in_a_pass_is_an_error_naming_the_pass():
 
 
 def test_fingerprint_sees_in_place_rebinding():
-    mod = compat.from_onnx(catalog.resolve(SMALL_CASE).model())
+    mod = calls.from_onnx(catalog.resolve(SMALL_CASE).model())
     fp = Fingerprint.of(mod, with_json=True)
     assert fp.changed_path(mod) is None
     seeded.mutate_in_place(mod)
@@ -111,7 +111,7 @@ def test_cli_reports_mutated_with_the_pass_and_exits_1():
     assert data["verdict"] == "mutated"
     assert any(v["kind"] == "mutated" and v["pass"] == "SeededMutatingPass"
                for v in data["violations"])
-    assert set(data) >= {"verdict", "tasks", "stages", "violations", "passes", "copiers",
+    assert set(data) >= {"verdict", "outcome_count", "stages", "violations", "passes", "copiers",
                          "tvm_version", "tvm_ffi_version", "case"}
     assert all(set(p) == {"stage", "name", "index", "seconds", "mutated_input", "raised"}
                for p in data["passes"])

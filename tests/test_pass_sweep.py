@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import ROOT, SMALL_CASE, cli
 
 SEEDED_SWEEP = f"{ROOT}/tests/seeded_sweep.py"
@@ -117,7 +116,7 @@ def test_a_span_only_edit_of_the_passs_input_is_seen_by_its_json_check_alone():
     result = run_in_process(path="pass", sweep_pass="HarnessSeededRespanner",
                             sweep_point="legalized", sweep_register=SEEDED_SWEEP,
                             pass_guard=False)
-    assert [(v.kind, v.path) for v in result.violations] == [
+    assert [(v.kind, v.access_path) for v in result.violations] == [
         ("mutated", "(outside structural equality)")], result.violations
     assert "JSON text" in result.violations[0].detail
 
@@ -153,7 +152,7 @@ def test_a_sweep_cut_short_resumes_from_its_rows_journal(tmp_path):
 def test_a_journal_keeps_only_the_rows_of_the_stack_it_resumes_on(tmp_path):
     """Rows measured on another TVM, target or --register file are run again."""
     from harness.cli.journal import Journal
-    key = lambda row: row["id"]   # noqa: E731
+    key = lambda row: row["id"]  # noqa: E731
     with Journal(str(tmp_path), "passes", False, key, {"target": "llvm"}) as journal:
         journal.append({"id": 1})
     assert Journal(str(tmp_path), "passes", True, key, {"target": "llvm"}).done == {
@@ -222,10 +221,10 @@ def test_tvm_failing_the_recording_compile_is_a_violation_not_our_bug(monkeypatc
     """The default selection records the passes of a real compile; when TVM cannot make
     it, that is TVM's failure (exit 1) with the way out, not an internal error."""
     from harness.cli.main import main
-    from harness.tvmapi import compat
+    from harness.tvmapi import calls, copiers
     from harness.tvmapi import passes as registry
-    monkeypatch.setattr(compat, "compile_module",   # a genuine TVM exception
-                        lambda mod, target: compat.load_json("{not json"))
+    monkeypatch.setattr(calls, "compile_module",   # a genuine TVM exception
+                        lambda mod, target: copiers.load_json("{not json"))
     registry.pipeline_pass_names.cache_clear()
     try:
         assert main(["passes", "--list"]) == 1

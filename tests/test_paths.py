@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
+from helpers import ROOT, SMALL_CASE, seeded
 
 from harness.process.isolate import run_isolated
 from harness.tvmapi.pipelines import Options
-from helpers import ROOT, SMALL_CASE, seeded
 
 
 def _named_mutation(result, pass_name="SeededMutatingPass"):
@@ -25,7 +25,7 @@ def test_compile_path_runs_tvm_compile_guarded_pass_by_pass():
     compile_passes = [p for p in result.passes if p.stage == "compile"]
     assert len(compile_passes) > 50   # LegalizeOps, VMShapeLower, ... s_tir/tirx passes
     assert {"LegalizeOps", "VMShapeLower"} <= {p.name for p in compile_passes}
-    assert result.tasks == 2          # the VM bytecode and the generated LLVM IR
+    assert result.outcome_count == 2          # the VM bytecode and the generated LLVM IR
 
 
 def test_seeded_mutation_in_the_compile_path_is_caught_and_named():
@@ -54,7 +54,7 @@ def test_tune_path_passes_on_yolov3_tiny(prepack):
     assert "MetaScheduleTuneIRModule" in names or "MetaScheduleTuneIRMod" in names, names
     if prepack:
         assert {"SplitLayoutRewritePreproc", "LiftTransformParams"} <= names
-    assert result.tasks > 0
+    assert result.outcome_count > 0
 
 
 @pytest.mark.nightly
@@ -62,3 +62,35 @@ def test_seeded_mutation_in_the_tune_path_is_caught_and_named():
     result = run_isolated(SMALL_CASE, Options(path="tune", inject_pass=seeded("hidden_mutator")),
                           timeout=3600)
     assert _named_mutation(result)
+
+
+@pytest.mark.in_process_tvm
+@pytest.mark.parametrize("path", ["extract", "compile"])
+def test_each_stages_reproducer_text_does_what_the_stage_does(path):
+    """A stage is defined once: the call the runner makes and the text a reproducer runs
+    (Stage.call) come from one definition. Run both over the same module, stage by stage,
+    and compare what they give."""
+    import tvm
+    from tvm import relax
+
+    from harness.catalog import cases as catalog
+    from harness.runner import reproducer
+    from harness.tvmapi import calls, structure, targets
+    from harness.tvmapi.pipelines import build
+
+    options = Options(layout="nhwc", path=path)
+    pipeline = build(options)
+    namespace = {"tvm": tvm, "relax": relax, "tempfile": __import__("tempfile"),
+                 "TARGET": tvm.target.Target(targets.target_dict(options.target,
+                                                                 options.num_cores))}
+    exec(reproducer._template("meta_schedule").substitute({}), namespace)
+    mod = calls.from_onnx(catalog.resolve("conv-reshape-concat").model())
+    for stage in pipeline.stages:
+        with calls.pass_context([]):
+            ran = stage.run(mod)
+            spelled = eval(stage.call, {**namespace, "mod": mod})
+        if stage is pipeline.final:
+            assert pipeline.summarize(ran) == pipeline.summarize(spelled), stage.name
+        else:
+            assert structure.structural_equal(ran, spelled), stage.name
+            mod = ran

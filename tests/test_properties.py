@@ -8,16 +8,15 @@ import sys
 
 import onnx
 import pytest
+from helpers import SEEDED, seeded
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.oracles import attrs_sweep as attrs_check
-from harness.tvmapi import compat
+from harness.catalog import graphs, known_issues
 from harness.cli import fuzz
-from harness.catalog import graphs
-from harness.catalog import known_issues
+from harness.oracles import attrs_sweep as attrs_check
+from harness.tvmapi import calls, ir, loading, reflection
 from harness.tvmapi.pipelines import Options
-from helpers import SEEDED, seeded
 
 pytestmark = pytest.mark.in_process_tvm
 
@@ -28,8 +27,8 @@ DOORS = st.sampled_from(["onnx", "relax"])
 def test_strategy_graphs_are_valid_through_both_doors(spec):
     model = graphs.to_onnx(spec)
     onnx.checker.check_model(model, full_check=True)
-    assert compat.well_formed(compat.from_onnx(model))
-    assert compat.well_formed(graphs.to_relax(spec))
+    assert ir.well_formed(calls.from_onnx(model))
+    assert ir.well_formed(graphs.to_relax(spec))
 
 
 @given(graphs.graph_specs(), DOORS)
@@ -38,7 +37,7 @@ def test_path_keeps_both_invariants_and_is_deterministic(spec, door):
     # Registered known issues (tirx.AnnotateEntryFunc on graphs FoldConstant evaluates)
     # are allowed; anything else is news.
     assert not fuzz.news(result), [v.one_line() for v in fuzz.news(result)]
-    assert result.tasks > 0
+    assert result.outcome_count > 0
 
 
 def test_the_steering_signal_counts_the_layout_conversions_convert_layout_inserted():
@@ -50,7 +49,8 @@ def test_the_steering_signal_counts_the_layout_conversions_convert_layout_insert
     for name, desired in (("nhwc", nhwc), ("none", ())):
         spec = graphs.GraphSpec((3, 8, 8), "NCHW", (conv,), desired)
         inserted: list[int] = []
-        fuzz.check_spec(spec, "relax", Options(), observe=fuzz.layout_conversions_inserted(inserted))
+        fuzz.check_spec(spec, "relax", Options(),
+                        observe=fuzz.layout_conversions_inserted(inserted))
         counts[name] = inserted
     # NCHW in and out around an NHWC conv: data and weight in, the result out.
     assert counts["nhwc"] == [3], counts
@@ -84,7 +84,7 @@ def test_seeded_lossy_field_is_found_shrunk_and_reproduced(tmp_path):
     assert "copy differs" in out
 
 
-ATTRS_TYPES = compat.registered_attrs_types()
+ATTRS_TYPES = reflection.registered_attrs_types()
 
 
 @pytest.mark.parametrize("type_key", ATTRS_TYPES)
@@ -107,7 +107,7 @@ def test_every_registered_attrs_type_is_generated():
 def test_a_constructor_refusing_every_value_is_unhandled_not_a_pass(monkeypatch):
     def refuse(type_key, **values):
         raise ValueError("seeded refusal")
-    monkeypatch.setattr(compat, "make_object", refuse)
+    monkeypatch.setattr(reflection, "make_object", refuse)
     row = attrs_check.check_type("relax.attrs.Conv2DAttrs", examples=5)
     assert row.verdict == "unhandled" and row.examples == 0 and row.refused > 0
     assert "seeded refusal" in row.detail
@@ -115,21 +115,21 @@ def test_a_constructor_refusing_every_value_is_unhandled_not_a_pass(monkeypatch)
 
 def test_seeded_lossy_attrs_copier_is_caught_with_the_field():
     def lossy(attrs):   # a copy that loses the strides the original had
-        fields = {n: compat.get_field(attrs, n) for n in compat.field_names(attrs)}
-        return compat.make_object(compat.type_key(attrs), **{**fields, "strides": [7, 7]})
+        fields = {n: reflection.get_field(attrs, n) for n in reflection.field_names(attrs)}
+        return reflection.make_object(reflection.type_key(attrs), **{**fields, "strides": [7, 7]})
     row = attrs_check.check_type("relax.attrs.Conv2DAttrs", examples=10,
                                  copiers=(("lossy", lossy),))
     assert row.verdict == "lossy-roundtrip"
     assert "strides" in row.detail
 
 
-_SUBNORMAL = known_issues.lookup("attrs:subnormal-float", compat.versions())
+_SUBNORMAL = known_issues.lookup("attrs:subnormal-float", loading.versions())
 
 
 @pytest.mark.xfail(_SUBNORMAL is not None, strict=True, raises=AssertionError,
                    reason=_SUBNORMAL.reference if _SUBNORMAL else "")
 def test_subnormal_float_attrs_survive_deepcopy():
-    obj = compat.make_object("relax.attrs.BatchNormAttrs", axis=1, epsilon=1e-5, center=True,
+    obj = reflection.make_object("relax.attrs.BatchNormAttrs", axis=1, epsilon=1e-5, center=True,
                              scale=True, momentum=2.2250738585072034e-309, training=False)
     assert attrs_check.round_trip_difference(obj) is None
 
@@ -155,4 +155,4 @@ def test_every_generated_graph_has_positive_shapes_and_imports(spec):
     """Valid by construction: no strategy may produce a zero-size tensor (conv_transpose with
     pad k-1 on a 2-pixel input once did)."""
     assert all(min(shape) >= 1 for shape in graphs.shapes_of(spec)), spec
-    assert compat.well_formed(compat.from_onnx(graphs.to_onnx(spec)))
+    assert ir.well_formed(calls.from_onnx(graphs.to_onnx(spec)))

@@ -7,13 +7,13 @@ import sys
 
 import onnx
 import pytest
+from helpers import cli, cli_here, seeded
 
 from harness.catalog import cases as catalog
 from harness.reduce.driver import Reducer
 from harness.signature import Signature
 from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, Violation
-from helpers import cli, cli_here, seeded
 
 TVMSCRIPT_LINE_GOAL = 40
 
@@ -143,12 +143,12 @@ def test_an_import_failures_reproducer_reproduces_and_goes_green_when_fixed(tmp_
 def test_a_hang_reproducer_waits_for_its_deadline_and_says_so(tmp_path):
     """Once reused the crash template's blocking waitpid: it waited forever."""
     from harness.runner import reproducer
-    from harness.tvmapi import compat
+    from harness.tvmapi import calls, loading
     options = Options(inject_pass=seeded("hang"))
     hang = Violation("timeout", "injected", "(process)", "no result after 1 s", "injected", 1)
-    module = compat.from_onnx(catalog.resolve("conv-reshape-concat").model())
+    module = calls.from_onnx(catalog.resolve("conv-reshape-concat").model())
     path = reproducer.write(str(tmp_path), violation=hang, options=options,
-                            versions=compat.versions(), command="test", module=module,
+                            versions=loading.versions(), command="test", module=module,
                             deadline=1)
     code, out = _run_repro(path)
     assert code == 1 and "did not finish within 1 s" in out, out
@@ -159,12 +159,12 @@ def test_a_module_func_hook_is_embedded_in_its_reproducer(tmp_path):
     """`--inject-pass seeded:mutate_in_place` (a module name, not a file) once crashed the
     reproducer writer with FileNotFoundError."""
     from harness.runner import reproducer
-    from harness.tvmapi import compat
+    from harness.tvmapi import calls, loading
     options = Options(inject_pass="seeded:mutate_in_place", inject_before="zero-pipeline")
     mutation = Violation("mutated", "injected", "(pass input)", "rebound", "injected", 1)
-    module = compat.from_onnx(catalog.resolve("conv-reshape-concat").model())
+    module = calls.from_onnx(catalog.resolve("conv-reshape-concat").model())
     path = reproducer.write(str(tmp_path), violation=mutation, options=options,
-                            versions=compat.versions(), command="test", module=module)
+                            versions=loading.versions(), command="test", module=module)
     assert "def mutate_in_place" in open(path).read()   # the hook module's source, embedded
     code, out = _run_repro(path)
     assert code == 1 and "reproduces" in out, out

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from harness.catalog import known_issues
-from harness.tvmapi import compat
+from harness.tvmapi import loading
 from harness.versions import envs
 from harness.versions.releases import release_sets
 
@@ -49,7 +49,7 @@ NAMES = [os.path.basename(reproducer) for reproducer, _ in REPRODUCERS]
 
 @pytest.mark.parametrize("reproducer, issues", REPRODUCERS, ids=NAMES)
 def test_reproducer_answers_as_registered(reproducer, issues):
-    _answers_as_registered(reproducer, issues, sys.executable, compat.versions())
+    _answers_as_registered(reproducer, issues, sys.executable, loading.versions())
 
 
 @pytest.mark.nightly
@@ -68,3 +68,23 @@ def test_every_reproducer_answers_as_registered_on_every_release(release):
         except AssertionError as exc:
             wrong.append(str(exc).splitlines()[0])
     assert not wrong, "\n".join(wrong)
+
+
+def test_checked_in_reproducers_are_what_their_specs_render(tmp_path):
+    """A template fix reaches every generated reproducer (`python -m harness reproducers`);
+    one edited by hand, or left behind by a template change, fails here."""
+    import shutil
+
+    from harness.catalog.cases import CASES_DIR
+    from harness.runner import reproducer
+    folder = os.path.join(CASES_DIR, "reproducers")
+    specs = [name for name in os.listdir(folder) if name.endswith(".json")]
+    assert len(specs) >= 8
+    assert reproducer.regenerate(folder, check=True) == []
+    copy = tmp_path / "reproducers"
+    shutil.copytree(folder, copy)
+    edited = copy / specs[0].replace(".json", ".py")
+    edited.write_text(edited.read_text() + "# edited by hand\n")
+    assert reproducer.regenerate(str(copy), check=True) == [str(edited)]
+    reproducer.regenerate(str(copy))
+    assert reproducer.regenerate(str(copy), check=True) == []

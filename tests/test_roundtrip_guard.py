@@ -1,18 +1,18 @@
 """Invariant 2 bites: a copy that drops or changes an attrs field is caught, field named."""
 import pytest
-
 import seeded
-from harness.tvmapi import compat
-from harness.oracles import fieldwise
 from helpers import run_in_process
+
+from harness.oracles import fieldwise
+from harness.tvmapi import copiers, ir, loading, reflection
 
 pytestmark = pytest.mark.in_process_tvm
 
 
 def _conv_attrs(**overrides):
-    relax = compat.tvm().relax
-    x = relax.Var("x", compat.tensor_annotation((1, 4, 8, 8), "float32"))
-    w = relax.Var("w", compat.tensor_annotation((8, 4, 3, 3), "float32"))
+    relax = loading.tvm().relax
+    x = relax.Var("x", ir.tensor_annotation((1, 4, 8, 8), "float32"))
+    w = relax.Var("w", ir.tensor_annotation((8, 4, 3, 3), "float32"))
     return relax.op.nn.conv2d(x, w, **overrides).attrs
 
 
@@ -27,7 +27,7 @@ def test_equal_attrs_compare_equal():
 
 
 def test_every_field_is_enumerated_by_reflection():
-    names = compat.field_names(_conv_attrs())
+    names = reflection.field_names(_conv_attrs())
     assert {"strides", "padding", "dilation", "groups", "data_layout", "kernel_layout",
             "out_layout", "out_dtype"} <= set(names)
 
@@ -46,7 +46,7 @@ def test_copy_that_changes_a_field_is_lossy_with_the_path():
     result = run_in_process(copiers={"json": seeded.change_string_field(
         "relax.attrs.Conv2DAttrs", "data_layout", "NHWC")})
     assert result.verdict == "lossy-roundtrip"
-    assert any("data_layout" in v.path for v in result.violations), result.violations
+    assert any("data_layout" in v.access_path for v in result.violations), result.violations
 
 
 def test_real_copiers_are_lossless_and_extract_the_same_tasks():
@@ -55,17 +55,17 @@ def test_real_copiers_are_lossless_and_extract_the_same_tasks():
 
 
 def test_span_only_difference_is_seen_by_the_total_json_check_alone():
-    result = run_in_process(copiers={"deepcopy": compat.deepcopy, "json": seeded.respan_copy})
+    result = run_in_process(copiers={"deepcopy": copiers.deepcopy, "json": seeded.respan_copy})
     assert result.verdict == "lossy-roundtrip", result.violations
     (violation,) = result.violations
-    assert violation.path == "(json text)" and "json copy" in violation.detail
+    assert violation.access_path == "(json text)" and "json copy" in violation.detail
     assert "span" in violation.detail, violation.detail   # the field is named
     assert [c.verdict for c in result.copiers if c.name == "deepcopy"] == ["pass", "pass"]
 
 
 def test_tvmscript_fault_is_seen_by_the_third_copier_alone():
-    result = run_in_process(copiers={"deepcopy": compat.deepcopy, "json":
-                                     lambda mod: compat.load_json(compat.save_json(mod)),
+    result = run_in_process(copiers={"deepcopy": copiers.deepcopy, "json":
+                                     lambda mod: copiers.load_json(copiers.save_json(mod)),
                                      "tvmscript": seeded.faulty_tvmscript})
     assert result.verdict == "lossy-roundtrip", result.violations
     assert {v.detail.split()[0] for v in result.violations} == {"tvmscript"}, result.violations
@@ -80,8 +80,8 @@ def test_the_real_tvmscript_copier_is_lossless_here():
 
 def test_a_copier_that_cannot_carry_the_module_is_unsupported_not_a_verdict():
     def refuses(mod):
-        raise compat.CopierUnsupported("TVMScript cannot print it: seeded construct")
-    result = run_in_process(copiers={"deepcopy": compat.deepcopy, "tvmscript": refuses})
+        raise copiers.CopierUnsupported("TVMScript cannot print it: seeded construct")
+    result = run_in_process(copiers={"deepcopy": copiers.deepcopy, "tvmscript": refuses})
     assert result.verdict == "pass", result.violations
     (record,) = [c for c in result.copiers if c.name == "tvmscript"]
     assert record.verdict == "unsupported" and "seeded construct" in record.detail
@@ -90,7 +90,7 @@ def test_a_copier_that_cannot_carry_the_module_is_unsupported_not_a_verdict():
 @pytest.mark.parametrize("left, right", [(1, 1.0), (1, True), (0.0, -0.0)])
 def test_field_compare_is_exact(left, right):
     """1, 1.0 and True are == in Python; 0.0 == -0.0. The field compare tells them apart."""
-    make = compat.tvm().ir.make_node
+    make = loading.tvm().ir.make_node
     original = make("ir.DictAttrs", x=left)
     copy = make("ir.DictAttrs", x=right)
     found = fieldwise.compare_attrs(original, copy)
@@ -118,7 +118,7 @@ def test_the_sweeps_roundtrip_memo_answers_only_for_the_builtin_copiers(tmp_path
     remembered = {c.name for c in second.copiers if c.detail.startswith("remembered")}
     assert remembered == {"deepcopy", "json", "tvmscript"}, second.copiers
     for _ in range(2):   # the faulty copier on the very text the memo knows: never answered
-        faulty = run_in_process(copiers={"deepcopy": compat.deepcopy, "json": seeded.respan_copy,
-                                         "tvmscript": compat.tvmscript_copy}, **sweep)
+        faulty = run_in_process(copiers={"deepcopy": copiers.deepcopy, "json": seeded.respan_copy,
+                                         "tvmscript": copiers.tvmscript_copy}, **sweep)
         assert faulty.verdict == "lossy-roundtrip", faulty.copiers
-        assert any(v.path == "(json text)" for v in faulty.violations), faulty.violations
+        assert any(v.access_path == "(json text)" for v in faulty.violations), faulty.violations

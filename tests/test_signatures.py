@@ -4,10 +4,10 @@ Pure logic (violations built by hand, no TVM) except the last test, which reads 
 signature `check --json` prints for a real violation.
 """
 import pytest
+from helpers import SMALL_CASE, cli_json, seeded
 
 from harness.signature import Pattern, Signature, normalize, text_of
 from harness.verdict import BadInput, Result, Violation
-from helpers import SMALL_CASE, cli_json, seeded
 
 ANNOTATE = Violation("mutated", "zero-pipeline", "(pass input)", "rebound in place",
                      "tirx.AnnotateEntryFunc", 48)

@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 import onnx
+from helpers import ROOT
 
 from harness.catalog import cases as catalog
-from helpers import ROOT
 
 CATALOG = """
 [[case]]

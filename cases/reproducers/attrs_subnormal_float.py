@@ -12,7 +12,7 @@ import sys
 
 try:
     import tvm
-    import tvm.relax  # noqa: F401  (registers the relax attrs types)
+    import tvm.relax
 except ImportError as exc:
     print(f"cannot run: {exc}")
     sys.exit(2)

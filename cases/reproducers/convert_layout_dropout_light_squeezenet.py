@@ -45,6 +45,8 @@ def load():
         sys.exit(2)
 
 
+COPY = __import__('copy').deepcopy
+
 TARGET = tvm.target.Target({'kind': 'llvm', 'num-cores': 2})
 # The extract path up to the failing stage, each stage as the harness runs it.
 STAGES = [
@@ -54,7 +56,9 @@ STAGES = [
 
 def run(mod, until, alone=False):
     """The stages before `until`; with alone, `until` itself (a plain PassContext, as
-    users run it)."""
+    users run it). "import" is load() itself: nothing runs before or for it here."""
+    if until == "import":
+        return mod
     with tvm.transform.PassContext(opt_level=3):
         if alone:
             return dict(STAGES)[until](mod)
@@ -65,12 +69,27 @@ def run(mod, until, alone=False):
     return mod
 
 
+def outcome(result):
+    """What a stage produced, comparably (as the harness compares it)."""
+    if isinstance(result, list):   # tuning tasks
+        return sorted((str(t.task_name), int(t.weight),
+                       tuple(tvm_ffi.structural_hash(f) for f in t.dispatched)) for t in result)
+    if hasattr(result, "as_text"):   # an executable
+        return result.as_text()
+    return tvm_ffi.structural_hash(result, map_free_vars=True)
+
+
+def failing_call(mod):
+    return run(mod, 'convert-layout', alone=True)
+
+
 def main():
     mod = run(load(), 'convert-layout')
     try:
-        run(mod, 'convert-layout', alone=True)
+        failing_call(mod)
     except Exception as exc:  # noqa: BLE001 - TVM's failure is what this reproduces
-        print(f"reproduces: convert-layout raised {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        print(f"reproduces: convert-layout raised {type(exc).__name__}: "
+              f"{(str(exc).splitlines() or [''])[0]}")
         return 1
     print("does not reproduce")
     return 0

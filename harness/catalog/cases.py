@@ -19,8 +19,7 @@ import tomllib
 
 import onnx
 
-from harness import REPO_ROOT
-
+from harness.paths import REPO_ROOT
 from harness.verdict import BadInput
 
 CASES_DIR = os.path.join(REPO_ROOT, "cases")   # the built-in catalog and registry
@@ -116,14 +115,15 @@ def load_onnx_file(path: str) -> onnx.ModelProto:
         model = onnx.load(path)
     except Exception as exc:  # noqa: BLE001 - protobuf raises several types
         raise BadInput(f"{path} is not a readable ONNX model ({type(exc).__name__}: "
-                       f"{str(exc).strip() or 'bad protobuf'}); re-export it from your framework")
+                       f"{str(exc).strip() or 'bad protobuf'}); re-export it from your "
+                       "framework") from None
     if not model.graph.node:
         raise BadInput(f"{path} holds no ONNX graph (zero nodes); is it an ONNX model?")
     try:
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BadInput(f"{path} is not a valid ONNX model: {first}")
+        raise BadInput(f"{path} is not a valid ONNX model: {first}") from None
     return model
 
 
@@ -238,7 +238,8 @@ def _read_catalog(path: str, folder: str) -> list[Case]:
         cases = [Case(c["id"], c["source"], _tags(c.get("tags", []), c["id"], slow),
                       c.get("layout", "nchw"), folder) for c in data.get("case", [])]
     except KeyError as exc:
-        raise BadInput(f"{path}: every [[case]] needs an id and a source (missing {exc})")
+        raise BadInput(f"{path}: every [[case]] needs an id and a source (missing {exc})") \
+            from None
     for rule in data.get("discover", []):
         cases += [dataclasses.replace(case, base=folder) for case in _discover(rule, slow)]
     return cases
@@ -279,4 +280,6 @@ def resolve(name: str) -> Case:
 
 def _suggestions(name: str) -> str:
     close = difflib.get_close_matches(name, [c.id for c in catalog()], n=3, cutoff=0.5)
-    return f"; did you mean {', '.join(close)}?" if close else "; `python -m harness list` shows them"
+    if close:
+        return f"; did you mean {', '.join(close)}?"
+    return "; `python -m harness list` shows them"

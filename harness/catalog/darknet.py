@@ -74,7 +74,8 @@ def _conv(g: _Graph, x: str, c_in: int, opts: dict) -> tuple[str, int]:
         var = (1 + g.rng.random_sample(filters)).astype(np.float32)
         y = g.node("BatchNormalization",
                    [y] + [g.const(s, a) for s, a in
-                          (("bn_scale", scale), ("bn_bias", bias), ("bn_mean", mean), ("bn_var", var))],
+                          (("bn_scale", scale), ("bn_bias", bias), ("bn_mean", mean),
+                           ("bn_var", var))],
                    epsilon=1e-5)
     activation = opts.get("activation", "linear")
     if activation == "leaky":

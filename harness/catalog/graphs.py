@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 from hypothesis import strategies as st
 
-from harness.tvmapi import compat
+from harness.tvmapi import ir, loading
 
 CONV_LAYOUTS = [["NCHW", "OIHW"], ["NHWC", "OHWI"], ["NHWC", "HWIO"]]
 # Pools take no desired layout in ConvertLayout (0.27 refuses one: NoDesiredLayout);
@@ -78,12 +78,14 @@ def graph_specs(draw, max_layers: int = 6) -> GraphSpec:
             pads = tuple(draw(st.integers(0, 2)) for _ in range(4))   # top, left, bottom, right
             oh, ow = _out(h, k, s, d, pads[0], pads[2]), _out(w, k, s, d, pads[1], pads[3])
             if oh < 1 or ow < 1:
-                k, d, oh, ow = 1, 1, _out(h, 1, s, 1, pads[0], pads[2]), _out(w, 1, s, 1, pads[1], pads[3])
+                k, d = 1, 1
+                oh, ow = _out(h, 1, s, 1, pads[0], pads[2]), _out(w, 1, s, 1, pads[1], pads[3])
             params = dict(out_c=out_c, k=k, stride=s, dilation=d, pads=pads, groups=groups,
                           bias=draw(st.booleans()))
             shape = (out_c, oh, ow)
         elif op == "conv_transpose":
-            out_c, k, s = draw(st.integers(1, 8)), draw(st.sampled_from([2, 3])), draw(st.sampled_from([1, 2]))
+            out_c = draw(st.integers(1, 8))
+            k, s = draw(st.sampled_from([2, 3])), draw(st.sampled_from([1, 2]))
             # Output (in - 1) * s - 2 * pad + k must stay >= 1 (pad k-1 on a 2-pixel input
             # after a stride-2 conv gave a zero-size tensor that does not import).
             pad = draw(st.integers(0, min(k - 1, ((min(h, w) - 1) * s + k - 1) // 2)))
@@ -126,7 +128,8 @@ def shapes_of(spec: GraphSpec) -> list[tuple[int, int, int]]:
         p = layer.p
         if layer.op == "conv":
             pads = p("pads")
-            shapes.append((p("out_c"), _out(h, p("k"), p("stride"), p("dilation"), pads[0], pads[2]),
+            shapes.append((p("out_c"),
+                           _out(h, p("k"), p("stride"), p("dilation"), pads[0], pads[2]),
                            _out(w, p("k"), p("stride"), p("dilation"), pads[1], pads[3])))
         elif layer.op == "conv_transpose":
             k, s, pad = p("k"), p("stride"), p("pad")
@@ -174,7 +177,8 @@ class _Emitter:
             if layer.op == "conv":
                 w = self.weight(p("out_c"), c // p("groups"), p("k"), p("k"))
                 bias = self.weight(p("out_c")) if p("bias") else None
-                tensors.append(b.conv(x, w, bias, p("stride"), p("dilation"), p("pads"), p("groups")))
+                tensors.append(b.conv(x, w, bias, p("stride"), p("dilation"), p("pads"),
+                                      p("groups")))
             elif layer.op == "conv_transpose":
                 w = self.weight(c, p("out_c"), p("k"), p("k"))
                 bias = self.weight(p("out_c")) if p("bias") else None
@@ -241,7 +245,8 @@ class _OnnxBackend:
         return self._op(op, [x], kernel_shape=[k, k], strides=[stride] * 2, pads=[pad] * 4)
 
     def batch_norm(self, x, scale, bias, mean, var):
-        return self._op("BatchNormalization", [x] + [self.const(a) for a in (scale, bias, mean, var)])
+        return self._op("BatchNormalization",
+                        [x] + [self.const(a) for a in (scale, bias, mean, var)])
 
     def relu(self, x):
         return self._op("Relu", [x])
@@ -285,11 +290,11 @@ class _OnnxBackend:
 class _RelaxBackend:
     def __init__(self, spec):
         self.spec = spec
-        self.relax, self.op = compat.tvm().relax, compat.relax_op()
-        self.bb = compat.block_builder()
+        self.relax, self.op = loading.tvm().relax, ir.relax_op()
+        self.bb = ir.block_builder()
         c, h, w = spec.shape
         shape = (1, h, w, c) if spec.input_layout == "NHWC" else (1, c, h, w)
-        self.x = self.relax.Var("x", compat.tensor_annotation(shape, "float32"))
+        self.x = self.relax.Var("x", ir.tensor_annotation(shape, "float32"))
         self._fn = self.bb.function("main", [self.x])
         self._fn.__enter__()
         self._df = self.bb.dataflow()
@@ -307,7 +312,9 @@ class _RelaxBackend:
         return self.x
 
     def _bias(self, y, bias):
-        return y if bias is None else self.emit(self.op.add(y, self.const(bias.reshape(1, -1, 1, 1))))
+        if bias is None:
+            return y
+        return self.emit(self.op.add(y, self.const(bias.reshape(1, -1, 1, 1))))
 
     def conv(self, x, w, bias, stride, dilation, pads, groups):
         y = self.emit(self.op.nn.conv2d(x, self.const(w), strides=stride, dilation=dilation,
@@ -346,7 +353,8 @@ class _RelaxBackend:
     def reshape_transpose(self, x, chw):
         c, h, w = chw
         y = self.emit(self.op.reshape(x, (1, c, h * w)))
-        y = self.emit(self.op.permute_dims(self.emit(self.op.permute_dims(y, [0, 2, 1])), [0, 2, 1]))
+        y = self.emit(self.op.permute_dims(y, [0, 2, 1]))
+        y = self.emit(self.op.permute_dims(y, [0, 2, 1]))
         return self.emit(self.op.reshape(y, (1, c, h, w)))
 
     def resize(self, x, chw):

@@ -3,8 +3,9 @@
 An entry scopes a bug (case glob, TVM / tvm-ffi version range, layout, path)
 and says which violations it explains (kind, and where given the stage, the
 phase, the copier, the pass and the access path). The registry is the built-in
-cases/known_issues.toml plus one per user catalog folder (cases.case_dirs). `judge` matches every violation of a result to the most specific entry
-that explains it; a result is *known* when all its violations are explained,
+cases/known_issues.toml plus one per user catalog folder (cases.case_dirs).
+`judge` matches every violation of a result to the most specific entry that
+explains it; a result is *known* when all its violations are explained,
 and an entry that applies but explains nothing is *stale* (upstream fixed it:
 the registry must be updated). The CLI, report, matrix and the pytest plugin
 all read results through `judge`, so known-issue handling is decided here only.
@@ -80,7 +81,7 @@ class KnownIssue:
     def explains(self, violation: Violation) -> bool:
         if violation.kind != self.verdict or (self.stage and self.stage != violation.stage):
             return False
-        if self.access_path and self.access_path != violation.path:
+        if self.access_path and self.access_path != violation.access_path:
             return False
         if (self.phase and self.phase != violation.phase) or (
                 self.copier and self.copier != violation.copier):

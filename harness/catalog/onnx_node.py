@@ -21,13 +21,14 @@ import warnings
 
 import onnx
 
+from harness import paths
+
 MANIFEST = "manifest.json"
 FORMAT = 2   # bump when what is generated changes (2: inputs after the first baked)
 
 
 def cache_folder() -> str:
-    from harness.versions import envs
-    return os.path.join(envs.cache_dir(), "onnx-node", f"{onnx.__version__}-v{FORMAT}")
+    return os.path.join(paths.cache_dir(), "onnx-node", f"{onnx.__version__}-v{FORMAT}")
 
 
 def manifest() -> dict[str, list[str]]:
@@ -79,7 +80,7 @@ def _bake_inputs(testcase) -> onnx.ModelProto:
     values = testcase.data_sets[0][0]
     first, *others = model.graph.input
     kept = [first]
-    for graph_input, value in zip(others, list(values)[1:]):
+    for graph_input, value in zip(others, list(values)[1:], strict=False):
         # Tensors only: sequence and optional inputs stay inputs.
         if graph_input.name and isinstance(value, numpy.ndarray) and \
                 graph_input.type.HasField("tensor_type"):

@@ -19,7 +19,8 @@ from harness.verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput
 
 def _print_row(row) -> None:
     fields = ",".join(row.fields)
-    line = f"{row.type_key:<44} {len(row.fields):>3} fields {row.examples:>5} examples  {row.verdict}"
+    line = (f"{row.type_key:<44} {len(row.fields):>3} fields {row.examples:>5} examples  "
+            f"{row.verdict}")
     if row.verdict != "pass":
         line += f"  {row.detail}"
     print(line if row.verdict != "pass" else line + f"  [{fields}]", flush=True)
@@ -33,23 +34,24 @@ def cmd_attrs(args) -> int:
         argv += ["--type", args.type] if args.type else []
         proc = subprocess.run(argv, stdout=None, stderr=subprocess.PIPE, text=True)
         if proc.returncode < 0:
-            print("crash: " + describe_death(proc.returncode, proc.stderr, "during the attrs sweep"),
-                  file=sys.stderr)
+            death = describe_death(proc.returncode, proc.stderr, "during the attrs sweep")
+            print(f"crash: {death}", file=sys.stderr)
             return EXIT_VIOLATED
         sys.stderr.write(proc.stderr)
         return proc.returncode
     try:
         from harness.oracles import attrs_sweep as attrs_check
-        from harness.tvmapi import compat
+        from harness.tvmapi import loading, reflection
     except ImportError as exc:   # hypothesis is a test extra
-        raise BadInput(f"the attrs sweep needs hypothesis ({exc}); pip install -e '.[test]'")
+        raise BadInput(f"the attrs sweep needs hypothesis ({exc}); pip install -e '.[test]'") \
+            from None
     try:
-        compat.tvm()
-    except compat.TVMUnavailable as exc:
+        loading.tvm()
+    except loading.TVMUnavailable as exc:
         print(f"harness: cannot test: {exc}", file=sys.stderr)
         return EXIT_CANNOT_TEST
     if args.type and not any(fnmatch.fnmatchcase(key, args.type)
-                             for key in compat.registered_attrs_types()):
+                             for key in reflection.registered_attrs_types()):
         raise BadInput(f"--type {args.type!r} matches no registered attrs type "
                        "(e.g. 'relax.attrs.Conv2D*'; `python -m harness attrs` lists them all)")
     rows = attrs_check.check_all(args.examples, args.seed, args.type,
@@ -61,7 +63,8 @@ def cmd_attrs(args) -> int:
         print(json.dumps({"types": len(rows), "counts": counts,
                           "rows": [dataclasses.asdict(r) for r in rows]}, indent=1))
     else:
-        print(f"{len(rows)} attrs types: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+        tally = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        print(f"{len(rows)} attrs types: {tally}")
     return EXIT_VIOLATED if counts.get("lossy-roundtrip") or counts.get("error") else EXIT_PASS
 
 

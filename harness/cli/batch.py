@@ -17,7 +17,7 @@ from harness.process import isolate
 from harness.verdict import EXIT_INTERRUPTED
 
 
-def _exit_now(signum, frame) -> None:   # noqa: ARG001 - a signal handler's signature
+def _exit_now(signum, frame) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 

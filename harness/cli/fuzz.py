@@ -12,17 +12,17 @@ import os
 import sys
 import time
 
+from harness import paths
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_int
-from harness.tvmapi import compat
-from harness.versions import envs
-from harness.runner import reproducer
 from harness.oracles import roundtrip
+from harness.runner import reproducer
 from harness.runner.path_runner import PathRunner
+from harness.tvmapi import calls, ir, loading
 from harness.tvmapi.inject import load_copier
 from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, Violation
-
+from harness.versions import envs
 
 # What ConvertLayout inserts to change layouts: permute_dims for a permutation
 # (NCHW -> NHWC), layout_transform for the rest (packed layouts such as NCHW4c).
@@ -37,16 +37,16 @@ def check_spec(spec, door: str, options: Options, copiers=None, observe=None) ->
     """
     from harness.catalog import graphs
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
-    build = (lambda: compat.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
+    build = (lambda: calls.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
         (lambda: graphs.to_relax(spec))
-    runner = PathRunner(options, copiers=copiers, fail_fast=has_news, observe=observe)
+    runner = PathRunner(options, copier_table=copiers, stop=has_news, observe=observe)
     result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
-                                        **compat.versions()))
+                                        **loading.versions()))
     if not has_news(result):
         again = PathRunner(dataclasses.replace(options, checks=False)).run(
             build(), Result(case=f"graph[{door}]"))
         if again.outcome != result.outcome:
-            result.add(Violation("error", runner.path.final.name, "(outcome)",
+            result.add(Violation("error", runner.pipeline.final.name, "(outcome)",
                                  "the path is not deterministic: two runs on fresh imports "
                                  "gave other outcomes", phase="determinism"))
     return result
@@ -92,8 +92,8 @@ def layout_conversions_inserted(counts: list[int]):
     inserted (the graphs where the layout pass really rewrites something)."""
     def observe(stage: str, before, after) -> None:
         if stage == "convert-layout":
-            counts.append(compat.count_calls(after, LAYOUT_CONVERSIONS)
-                          - compat.count_calls(before, LAYOUT_CONVERSIONS))
+            counts.append(ir.count_calls(after, LAYOUT_CONVERSIONS)
+                          - ir.count_calls(before, LAYOUT_CONVERSIONS))
     return observe
 
 
@@ -119,7 +119,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
 
     # One example database per set of hooks: seeded failures must not replay in real runs.
     hooks = envs.key({"inject": options.inject_pass or "", "copier": copier or ""})
-    database = DirectoryBasedExampleDatabase(os.path.join(envs.cache_dir(), "fuzz-db", hooks))
+    database = DirectoryBasedExampleDatabase(os.path.join(paths.cache_dir(), "fuzz-db", hooks))
 
     # No explain phase: it re-runs the shrunk failure many times (about 20 s of a 25 s
     # seeded run) to annotate which draws matter, and the reproducer is the shrunk graph.
@@ -147,10 +147,10 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
         graph_options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
         frontend = reproducer.template_of(violation) == "import"
         module = None if frontend else (
-            graphs.to_relax(spec) if door == "relax" else compat.from_onnx(graphs.to_onnx(spec)))
+            graphs.to_relax(spec) if door == "relax" else calls.from_onnx(graphs.to_onnx(spec)))
         folder = os.path.join(out_dir, f"graph-{violation.kind}-{int(time.time())}")
         outcome.reproducer = reproducer.write(
-            folder, violation=violation, options=graph_options, versions=compat.versions(),
+            folder, violation=violation, options=graph_options, versions=loading.versions(),
             command=f"python -m harness fuzz --seed {seed} (shrunk: {spec!r}, door {door})",
             module=module, model=graphs.to_onnx(spec) if frontend else None,
             copier_hook=copier, sizes=f"a generated graph of {len(spec.layers)} layers")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import signal
 import sys
 
@@ -19,12 +18,10 @@ from harness import signature
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_float, positive_int
+from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
-from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, PATH_NAMES, Options
-
+from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
 from harness.verdict import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, BadInput, Result
-
-UNITS = {"extract": "tasks", "tune": "workloads", "compile": "code parts"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,31 +30,10 @@ class _Parser(argparse.ArgumentParser):
         raise BadInput(message)
 
 
-def reproduce_command(case: str, options: Options, timeout: float | None = None) -> str:
-    """The one-line CLI command that re-runs a check with the same options."""
-    words = ["python", "-m", "harness", "check", case, "--layout", options.layout,
-             "--target", options.target]
-    if options.path != "extract":
-        words += ["--path", options.path]
-    if options.path == "tune":
-        words += ["--trials", str(options.trials)] + (["--prepack"] if options.prepack else [])
-    if options.inject_pass:
-        words += ["--inject-pass", options.inject_pass]
-        if options.inject_before:
-            words += ["--inject-before", options.inject_before]
-    if options.full_copies:
-        words.append("--full-copies")
-    if timeout is not None and timeout != DEFAULT_TIMEOUT:
-        words += ["--timeout", f"{timeout:g}"]
-    base = next((c.base for c in catalog.catalog() if c.id == case), catalog.CASES_DIR)
-    if base != catalog.CASES_DIR:   # a case of a user's catalog: name its folder
-        words += ["--cases", base]
-    return shlex.join(words)
-
-
 def format_result(result: Result) -> str:
     path = result.options.get("path", "extract")
-    lines = [f"{result.case}: {result.verdict} ({result.tasks} {UNITS.get(path, 'tasks')}, "
+    unit = OUTCOME_UNITS.get(path, "signatures")
+    lines = [f"{result.case}: {result.verdict} ({result.outcome_count} {unit}, "
              f"{len(result.passes)} pass runs, path {path}) on apache-tvm "
              f"{result.tvm_version} / apache-tvm-ffi {result.tvm_ffi_version}"]
     for stage in result.stages:
@@ -123,7 +99,7 @@ def cmd_check(args) -> int:
     judgement = known_issues.judge(result)
     if args.json:
         data = result.to_json()
-        for violation, entry in zip(result.violations, data["violations"]):
+        for violation, entry in zip(result.violations, data["violations"], strict=False):
             entry["signature"] = signature.text_of(violation)
         print(json.dumps({**data, **judgement.to_json()}, indent=2))
     else:
@@ -221,15 +197,20 @@ def _add_user_cases(folders: list[str]) -> None:
 def _extra_commands():
     """Catalog-wide commands live in their own modules; each adds its subparser."""
     from harness.cli import attrs as attrs_cli
-    from harness.versions import bisect
-    from harness.versions import commit_step
-    from harness.cli import fuzz
-    from harness.cli import matrix
-    from harness.cli import passes
-    from harness.cli import reduce
-    from harness.cli import report
+    from harness.cli import (
+        bisect,
+        bisect_step,
+        envs,
+        fuzz,
+        matrix,
+        passes,
+        reduce,
+        report,
+        reproducers,
+    )
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
-            commit_step.register, matrix.register, reduce.register, passes.register]
+            bisect_step.register, matrix.register, envs.register, reduce.register,
+            passes.register, reproducers.register]
 
 
 def main(argv=None) -> int:
@@ -248,7 +229,7 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # `harness list | head`
         sys.stderr.close()
         return 0
-    except Exception:  # a harness bug must not read as "invariant violated" (exit 1)
+    except Exception:  # noqa: BLE001 - a harness bug must not read as "violated" (exit 1)
         import traceback
         traceback.print_exc()
         print("harness: internal error (exit 4): please report it with the traceback above",

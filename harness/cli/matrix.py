@@ -11,10 +11,10 @@ import sys
 
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
-from harness.cli import matrix_page
-from harness.cli.main import reproduce_command
-from harness.cli.options import non_negative_int, output_dir, positive_float
-from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated, validate
+from harness.cli import batch, matrix_page
+from harness.cli.options import output_dir, positive_float, positive_int
+from harness.process.commands import reproduce_command
+from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi.pipelines import PATH_NAMES, Options
 from harness.verdict import EXIT_INTERRUPTED, BadInput, exit_code_of_rows
 from harness.verdict import status as status_of
@@ -41,21 +41,27 @@ def cmd_matrix(args) -> int:
         pythons.append(envs.python_of(path))
         validate(cases[0].id, Options(layout=cases[0].layout, path=args.path,
                                       target=args.target), python=pythons[-1])
-    try:
-        for label, python in zip(labels, pythons):
-            for case in cases:
-                options = Options(layout=case.layout, path=args.path, target=args.target)
-                result = run_isolated(case.id, options, timeout=args.timeout, python=python)
-                cells[case.id, label] = cell_of(result, reproduce_command(case.id, options))
-                print(f"[{label}] {case.id}: {result.verdict} "
-                      f"({cells[case.id, label]['status']})", file=sys.stderr, flush=True)
-    except KeyboardInterrupt:
-        cancel_all()
+    work = [(label, python, case) for label, python in zip(labels, pythons, strict=True)
+            for case in cases]
+
+    def one(item):
+        label, python, case = item
+        options = Options(layout=case.layout, path=args.path, target=args.target)
+        result = run_isolated(case.id, options, timeout=args.timeout, python=python)
+        return cell_of(result, reproduce_command(case.id, options))
+
+    def keep(item, cell):
+        label, _, case = item
+        cells[case.id, label] = cell
+        print(f"[{label}] {case.id}: {cell['verdict']} ({cell['status']})", file=sys.stderr,
+              flush=True)
+
+    interrupted = batch.run(work, one, args.jobs, keep)
+    _write(args, cases, labels, cells)
+    if interrupted:
         print(f"matrix: interrupted; the {len(cells)} cells decided are in {args.out}",
               file=sys.stderr)
-        _write(args, cases, labels, cells)
         return EXIT_INTERRUPTED
-    _write(args, cases, labels, cells)
     return exit_code_of_rows(cells.values())
 
 
@@ -83,7 +89,7 @@ def cell_of(result, command: str) -> dict:
     status = status_of(judgement.status)
     first = result.violations[0] if result.violations else None
     return {"verdict": result.verdict, "status": status.name, "failing": status.failing,
-            "exit": status.exit, "tasks": result.tasks,
+            "exit": status.exit, "outcome_count": result.outcome_count,
             "seconds": round(sum(stage.seconds for stage in result.stages), 2),
             "stage": first.stage if first else "", "pass": (first.pass_name or "") if first else "",
             "detail": first.one_line() if first else "", "known": judgement.lines(),
@@ -102,17 +108,6 @@ def markdown(case_ids: list[str], labels: list[str], cells: dict) -> str:
     return "\n".join(lines)
 
 
-def cmd_envs(args) -> int:
-    if args.action == "prune":
-        removed = envs.prune(args.keep)
-        print(f"removed {len(removed)} environments" + (f": {' '.join(removed)}" if removed else ""))
-        return 0
-    for info in envs.list_envs():
-        pins = " ".join(f"{n}=={v}" for n, v in sorted(info["packages"].items()))
-        print(f"{info['key']}  {pins}  (built in {info['built_seconds']} s, {info['built_at']})")
-    return 0
-
-
 def register(sub) -> None:
     p = sub.add_parser("matrix", help="cases x version sets, one table")
     p.add_argument("pattern", nargs="+", help="case ids or globs")
@@ -122,10 +117,6 @@ def register(sub) -> None:
     p.add_argument("--target", default="llvm")
     p.add_argument("--out", default="reports", help="folder for matrix.md/.json/.html")
     p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)
+    p.add_argument("--jobs", type=positive_int, default=1,
+                   help="cells checked at once (default 1: sets are whole TVM installs)")
     p.set_defaults(func=cmd_matrix)
-    p = sub.add_parser("envs", help="list or prune the cached environments")
-    p.add_argument("action", choices=["list", "prune"])
-    p.add_argument("--keep", type=non_negative_int, default=0, metavar="N",
-                   help="with prune: keep the N most recently used environments, remove the "
-                        "rest (default: 0, remove them all)")
-    p.set_defaults(func=cmd_envs)

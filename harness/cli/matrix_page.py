@@ -59,7 +59,7 @@ def render(case_ids: list[str], labels: list[str], cells: dict, title: str = "")
                 f'data-verdict="{html.escape(cell["verdict"])}" '
                 f'data-status="{html.escape(cell["status"])}" '
                 f'data-detail="{html.escape(detail)}" title="{html.escape(detail)}">'
-                f'{html.escape(cell["verdict"])}<br><small>{cell["tasks"]} · '
+                f'{html.escape(cell["verdict"])}<br><small>{cell["outcome_count"]} · '
                 f'{cell["seconds"]:.1f} s</small></td>')
         rows.append(f"<tr><th>{html.escape(case)}</th>{''.join(tds)}</tr>")
     legend = " ".join(f'<span style="background:{colour};color:#fff;padding:0 .4em">'

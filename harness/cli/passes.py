@@ -29,12 +29,20 @@ from harness.cli import batch
 from harness.cli.journal import Journal
 from harness.cli.options import add_journal_options, output_dir, positive_float, positive_int
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
-from harness.tvmapi import compat
+from harness.tvmapi import loading
 from harness.tvmapi import passes as registry
 from harness.tvmapi.inject import load_module
 from harness.tvmapi.pipelines import Options
-from harness.verdict import (EXIT_CANNOT_TEST, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_PASS,
-                             EXIT_VIOLATED, BadInput, Result, exit_code_of_rows)
+from harness.verdict import (
+    EXIT_CANNOT_TEST,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_PASS,
+    EXIT_VIOLATED,
+    BadInput,
+    Result,
+    exit_code_of_rows,
+)
 
 # A row's verdict -> whether it fails the sweep (and, for a harness error, exit 4).
 ROW_VERDICTS = {
@@ -145,7 +153,7 @@ def cmd_passes(args) -> int:
     except registry.PipelineUnknown as exc:   # TVM failing: a violation, not our bug
         print(f"passes: {exc}", file=sys.stderr)
         return EXIT_VIOLATED
-    except compat.TVMUnavailable as exc:      # the parent lists passes: it needs TVM
+    except loading.TVMUnavailable as exc:      # the parent lists passes: it needs TVM
         print(f"passes: cannot test here: {exc}", file=sys.stderr)
         return EXIT_CANNOT_TEST
 
@@ -177,7 +185,7 @@ def _sweep(args) -> int:
     if args.out:
         output_dir(args.out)
     # a row depends on the TVM stack, the target and the passes a --register file adds
-    stack = {**compat.versions(), "target": args.target, "register": args.register or ""}
+    stack = {**loading.versions(), "target": args.target, "register": args.register or ""}
     journal = Journal(args.out, "passes", args.resume, _key, stack, args.fresh) \
         if args.out else None
     done = journal.done if journal else {}

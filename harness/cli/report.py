@@ -21,8 +21,8 @@ from harness.cli import batch
 from harness.cli.journal import Journal
 from harness.cli.options import add_journal_options, output_dir, positive_float, positive_int
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
-from harness.tvmapi import compat
-from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES, Options
+from harness.tvmapi import loading
+from harness.tvmapi.pipelines import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
 from harness.verdict import EXIT_INTERRUPTED, Result, exit_code_of_rows
 from harness.verdict import status as status_of
 
@@ -33,7 +33,7 @@ def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
     return {"case": case.id, "tags": list(case.tags), "layout": result.options.get("layout"),
             "path": result.options.get("path", "extract"), "target": result.options.get("target"),
             "verdict": result.verdict, "status": status.name, "failing": status.failing,
-            "exit": status.exit, "tasks": result.tasks,
+            "exit": status.exit, "outcome_count": result.outcome_count,
             "wall_seconds": round(wall, 2), "stages": {s.name: s.seconds for s in result.stages},
             "violations": [v.one_line() for v in result.violations],
             "known": judgement.lines(),
@@ -48,13 +48,13 @@ def markdown(rows: list[dict]) -> str:
     stage_names = []
     for row in rows:
         stage_names += [s for s in row["stages"] if s not in stage_names]
-    head = ["case", "layout", "path", "target", "verdict", "status", "tasks", "wall s",
+    head = ["case", "layout", "path", "target", "verdict", "status", "outcome", "wall s",
             *stage_names, "tvm", "tvm-ffi"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in sorted(rows, key=row_key):
         cells = [row["case"], str(row.get("layout")), row.get("path", "extract"),
                  str(row.get("target")), row["verdict"], row.get("status", ""),
-                 str(row["tasks"]), f"{row['wall_seconds']:.1f}"]
+                 str(row["outcome_count"]), f"{row['wall_seconds']:.1f}"]
         cells += [f"{row['stages'][s]:.2f}" if s in row["stages"] else "" for s in stage_names]
         cells += [str(row["tvm_version"]), str(row["tvm_ffi_version"])]
         lines.append("| " + " | ".join(cells) + " |")
@@ -91,7 +91,7 @@ def _key(case: catalog.Case, options: Options) -> tuple:
 def cmd_report(args) -> int:
     work = plan(args)
     output_dir(args.out)
-    journal = Journal(args.out, "report", args.resume, row_key, compat.versions(), args.fresh)
+    journal = Journal(args.out, "report", args.resume, row_key, loading.versions(), args.fresh)
     selected = {_key(case, options) for case, options in work}
     rows = [row for key, row in journal.done.items() if key in selected]
     todo = [(case, options) for case, options in work if _key(case, options) not in journal.done]
@@ -109,7 +109,8 @@ def cmd_report(args) -> int:
         journal.append(row)
         rows.append(row)
         print(f"[{len(rows)}/{len(work)}] {row['case']}: {row['verdict']} ({row['status']}, "
-              f"{row['tasks']} tasks, {row['wall_seconds']:.1f} s)", file=sys.stderr, flush=True)
+              f"{row['outcome_count']} {OUTCOME_UNITS.get(row['path'], 'signatures')}, "
+              f"{row['wall_seconds']:.1f} s)", file=sys.stderr, flush=True)
 
     first = (lambda: validate(todo[0][0].id, todo[0][1])) if todo else None
     with journal:

@@ -1,6 +1,6 @@
 """Every registered attrs type, generated from its reflected field schemas and round-tripped.
 
-No list of types or fields lives here: `compat.registered_attrs_types()` finds the
+No list of types or fields lives here: `reflection.registered_attrs_types()` finds the
 types and each field's `type_schema` picks its strategy, so a type or field
 added upstream is covered with no edit. A schema the builder cannot generate is
 reported as `unhandled` with the field and schema, never skipped silently.
@@ -11,13 +11,12 @@ import dataclasses
 import json
 
 from hypothesis import HealthCheck, given, reject, settings
-from hypothesis.errors import Unsatisfiable
 from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
 
-from harness.tvmapi import compat
+from harness.oracles import fieldwise, roundtrip
+from harness.tvmapi import reflection
 from harness.verdict import first_line
-from harness.oracles import fieldwise
-from harness.oracles import roundtrip
 
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64", "uint8", "bool"]
 
@@ -52,9 +51,9 @@ def strategy_for(schema: dict) -> st.SearchStrategy:
         return st.dictionaries(key, strategy_for(args[1]) if len(args) > 1 else
                                strategy_for({"type": "Any"}), max_size=3)
     if kind in ("ir.IntImm", "ir.PrimExpr", "ir.Expr"):
-        return st.integers(-(2 ** 31), 2 ** 31 - 1).map(compat.int_imm)
+        return st.integers(-(2 ** 31), 2 ** 31 - 1).map(reflection.int_imm)
     if kind == "ir.FloatImm":
-        return st.floats(allow_nan=False, allow_infinity=False, width=32).map(compat.float_imm)
+        return st.floats(allow_nan=False, allow_infinity=False, width=32).map(reflection.float_imm)
     if kind == "Any":
         return st.integers(-1000, 1000) | st.text(max_size=6) | st.booleans()
     if kind == "ffi.Object":   # e.g. SplitAttrs.indices_or_sections: a count or indices
@@ -62,15 +61,15 @@ def strategy_for(schema: dict) -> st.SearchStrategy:
             strategy_for({"type": "ir.IntImm"}), min_size=1, max_size=4)
     if kind == "tirx.IndexMap":   # LayoutTransformAttrs: the layout pass's own attrs
         return st.integers(1, 5).flatmap(lambda ndim: st.permutations(list(range(ndim)))).map(
-            compat.permutation_index_map)
+            reflection.permutation_index_map)
     if kind == "relax.distributed.DeviceMesh":
-        return st.lists(st.integers(1, 4), min_size=1, max_size=3).map(compat.device_mesh)
+        return st.lists(st.integers(1, 4), min_size=1, max_size=3).map(reflection.device_mesh)
     if kind == "relax.distributed.Placement":
         axis = st.just("R") | st.integers(0, 3).map(lambda a: f"S[{a}]")
-        return st.lists(axis, min_size=1, max_size=3).map(lambda parts: compat.placement(
+        return st.lists(axis, min_size=1, max_size=3).map(lambda parts: reflection.placement(
             "".join(parts)))
     if kind == "relax.VDevice":
-        return st.builds(compat.vdevice, st.integers(0, 7),
+        return st.builds(reflection.vdevice, st.integers(0, 7),
                          st.sampled_from(["global", "global.texture", "shared"]))
     raise Unhandled(schema)
 
@@ -86,7 +85,7 @@ class Row:
 
 
 def _fields_strategy(type_key: str):
-    fields = compat.fields_of_type(type_key)
+    fields = reflection.fields_of_type(type_key)
     parts = {}
     for name, schema in fields:
         try:
@@ -120,7 +119,7 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
     try:
         names, strategy = _fields_strategy(type_key)
     except Unhandled as exc:
-        return Row(type_key, [n for n, _ in compat.fields_of_type(type_key)], 0, "unhandled",
+        return Row(type_key, [n for n, _ in reflection.fields_of_type(type_key)], 0, "unhandled",
                    json.dumps(exc.schema))
     row = Row(type_key, names)
     failures: list[str] = []
@@ -131,7 +130,7 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
     @given(strategy)
     def prop(values):
         try:
-            obj = compat.make_object(type_key, **values)
+            obj = reflection.make_object(type_key, **values)
         except Exception as exc:  # noqa: BLE001 - the constructor refused the value
             row.refused += 1
             refusals.append(first_line(exc))
@@ -165,7 +164,7 @@ def check_all(examples: int = 20, seed: int | None = None, pattern: str | None =
               on_row=None) -> list[Row]:
     import fnmatch
     rows = []
-    for key in compat.registered_attrs_types():
+    for key in reflection.registered_attrs_types():
         if pattern and not fnmatch.fnmatch(key, pattern):
             continue
         row = check_type(key, examples, seed)

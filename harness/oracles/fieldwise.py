@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 
-from harness.tvmapi import compat
+from harness.tvmapi import ir, reflection, structure
 
 _MISSING = object()
 
@@ -22,16 +22,16 @@ def _kind(value) -> type:
 
 def _same(a, b) -> bool:
     """Exact: 1, 1.0 and True differ (kind), 0.0 and -0.0 differ, NaNs compare by bits."""
-    if compat.is_object(a) or compat.is_object(b):
-        if not (compat.is_object(a) and compat.is_object(b)):
+    if reflection.is_object(a) or reflection.is_object(b):
+        if not (reflection.is_object(a) and reflection.is_object(b)):
             return False
-        return compat.structural_equal(a, b, map_free_vars=True)   # a copy has its own vars
+        return structure.structural_equal(a, b, map_free_vars=True)   # a copy has its own vars
     if _kind(a) is not _kind(b):
         return False
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=False))
     if isinstance(a, float):
         return struct.pack("<d", a) == struct.pack("<d", b)
     return a == b
@@ -39,7 +39,7 @@ def _same(a, b) -> bool:
 
 def _read(obj, name):
     try:
-        return compat.get_field(obj, name)
+        return reflection.get_field(obj, name)
     except AttributeError:
         return _MISSING
 
@@ -50,10 +50,10 @@ def compare_attrs(a, b) -> tuple[str, str] | None:
         if a is None and b is None:
             return None
         return ("(attrs)", f"one side has no attrs: {a!r} vs {b!r}")
-    key_a, key_b = compat.type_key(a), compat.type_key(b)
+    key_a, key_b = reflection.type_key(a), reflection.type_key(b)
     if key_a != key_b:
         return ("(type)", f"attrs type {key_a} became {key_b}")
-    for name in compat.field_names(a):
+    for name in reflection.field_names(a):
         left, right = _read(a, name), _read(b, name)
         if right is _MISSING and left is not _MISSING:
             return (name, f"field {name} of {key_a} is missing from the copy")
@@ -72,10 +72,10 @@ def compare_attrs(a, b) -> tuple[str, str] | None:
 
 def compare_module_attrs(original, copy) -> tuple[str, str] | None:
     """(path, detail) of the first attrs field that differs between two modules."""
-    left, right = compat.call_attrs(original), compat.call_attrs(copy)
+    left, right = ir.call_attrs(original), ir.call_attrs(copy)
     if len(left) != len(right):
         return ("(attrs count)", f"{len(left)} attrs objects became {len(right)}")
-    for (loc, attrs_a), (loc_b, attrs_b) in zip(left, right):
+    for (loc, attrs_a), (loc_b, attrs_b) in zip(left, right, strict=False):
         if loc != loc_b:
             return (loc, f"attrs site {loc} became {loc_b}")
         found = compare_attrs(attrs_a, attrs_b)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.tvmapi import compat
+from harness.tvmapi import copiers, structure
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,22 +21,22 @@ class Fingerprint:
 
     @classmethod
     def of(cls, mod, with_json: bool = False) -> "Fingerprint":
-        return cls(compat.structural_hash(mod), compat.save_json(mod) if with_json else None)
+        return cls(structure.structural_hash(mod), copiers.save_json(mod) if with_json else None)
 
     def snapshot(self):
         """A pristine copy of the module as it was fingerprinted (needs the JSON text)."""
-        return compat.load_json(self.json_text) if self.json_text is not None else None
+        return copiers.load_json(self.json_text) if self.json_text is not None else None
 
     def hash_changed(self, mod) -> bool:
-        return compat.structural_hash(mod) != self.hash
+        return structure.structural_hash(mod) != self.hash
 
     def changed_path(self, mod, snapshot=None) -> str | None:
         """None if `mod` is unchanged, else where it first differs from its snapshot."""
         if not self.hash_changed(mod):
-            if self.json_text is None or compat.save_json(mod) == self.json_text:
+            if self.json_text is None or copiers.save_json(mod) == self.json_text:
                 return None
             return "(a field outside structural equality: the JSON text differs)"
         snapshot = snapshot if snapshot is not None else self.snapshot()
         if snapshot is None:
             return "(structural hash changed)"
-        return compat.first_mismatch(snapshot, mod) or "(structural hash changed)"
+        return structure.first_mismatch(snapshot, mod) or "(structural hash changed)"

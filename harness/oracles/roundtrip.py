@@ -15,23 +15,23 @@ from __future__ import annotations
 
 from typing import Callable
 
-from harness.tvmapi import compat
 from harness.oracles import fieldwise
+from harness.tvmapi import copiers, structure
 from harness.verdict import Violation
 
 Copier = Callable[[object], object]
 
 
 def json_roundtrip(mod):
-    return compat.load_json(compat.save_json(mod))
+    return copiers.load_json(copiers.save_json(mod))
 
 
-COPIERS: dict[str, Copier] = {"deepcopy": compat.deepcopy, "json": json_roundtrip,
-                              "tvmscript": compat.tvmscript_copy}
+COPIERS: dict[str, Copier] = {"deepcopy": copiers.deepcopy, "json": json_roundtrip,
+                              "tvmscript": copiers.tvmscript_copy}
 # Copies that must reproduce the original's JSON text exactly (same serializer). A
 # TVMScript copy re-creates spans and shares small nodes differently: not comparable.
 EXACT_JSON = ("deepcopy", "json")
-Unsupported = compat.CopierUnsupported
+Unsupported = copiers.CopierUnsupported
 
 
 def _lossy(stage: str, path: str, detail: str, name: str) -> Violation:
@@ -61,7 +61,7 @@ def compare(original, copy, name: str, stage: str, original_json: str | None = N
     Free variables are matched by position: a copy cannot share the original's own
     variable objects, and a pass run out of its pipeline position can leave one
     (s_tir.HoistExpression hoists a block iterator out of its block)."""
-    path = compat.first_mismatch(original, copy, map_free_vars=True)
+    path = structure.first_mismatch(original, copy, map_free_vars=True)
     if path is not None:
         return _lossy(stage, path, f"{name} copy of the {what} is not structurally equal "
                       "to the original", name)
@@ -70,7 +70,7 @@ def compare(original, copy, name: str, stage: str, original_json: str | None = N
         where, detail = found
         return _lossy(stage, where, f"{name} copy of the {what}: {detail}", name)
     if original_json is not None and name in EXACT_JSON:
-        copy_json = compat.save_json(copy)
+        copy_json = copiers.save_json(copy)
         if copy_json != original_json:
             return _lossy(stage, "(json text)",
                           f"{name} copy of the {what} is structurally equal but its JSON "
@@ -103,7 +103,8 @@ def json_difference(left: str, right: str) -> str:
             items = [(f"{path}.{key}", data_a.get(key), data_b.get(key))
                      for key in sorted(data_a.keys() | data_b.keys())]
         elif isinstance(data_a, list) and isinstance(data_b, list) and len(data_a) == len(data_b):
-            items = [(f"{path}[{i}]", x, y) for i, (x, y) in enumerate(zip(data_a, data_b))]
+            items = [(f"{path}[{i}]", x, y)
+                     for i, (x, y) in enumerate(zip(data_a, data_b, strict=True))]
         else:
             return f"{path}: {data_a!r:.80} became {data_b!r:.80}"
         for sub, x, y in items:

@@ -5,7 +5,7 @@ their outputs are one module copied over and over (TVMScript's parse alone is mo
 of a small check). A module text that a built-in copier carried losslessly once is
 carried losslessly again by the same build, so the verdict is kept on disk, like a
 compiler cache: the key is the copier, the module's JSON text, this exact TVM build
-(`compat.build_identity`) and the oracles' own source. Only a lossless verdict is
+(`loading.build_identity`) and the oracles' own source. Only a lossless verdict is
 kept; a failure is recomputed every time, and an injected copier is never
 remembered. `rm -r .harness-cache/roundtrip-memo` forgets everything.
 """
@@ -15,18 +15,18 @@ import functools
 import hashlib
 import os
 
-from harness.tvmapi import compat
-from harness.versions import envs
+from harness import paths
+from harness.tvmapi import copiers, loading, structure
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The code a remembered verdict was reached by: change it and the memo starts afresh.
 _SOURCES = (os.path.join(_HERE, "roundtrip.py"), os.path.join(_HERE, "fieldwise.py"),
-            compat.__file__)
+            copiers.__file__, structure.__file__)
 
 
 @functools.cache
 def _salt() -> str:
-    digest = hashlib.sha256(compat.build_identity().encode())
+    digest = hashlib.sha256(loading.build_identity().encode())
     for path in _SOURCES:
         with open(path, "rb") as handle:
             digest.update(handle.read())
@@ -34,7 +34,7 @@ def _salt() -> str:
 
 
 def memo_dir() -> str:
-    return os.path.join(envs.cache_dir(), "roundtrip-memo")
+    return os.path.join(paths.cache_dir(), "roundtrip-memo")
 
 
 def _entry(copier: str, json_text: str) -> str:

@@ -17,11 +17,12 @@ import json
 import os
 import sys
 
+from harness import classify
 from harness.catalog import cases as catalog
-from harness.runner import classify, reproducer
+from harness.runner import reproducer
 from harness.runner.path_runner import PathRunner
 from harness.signature import Signature
-from harness.tvmapi import compat
+from harness.tvmapi import calls, loading
 from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, Result, Violation
 
@@ -42,8 +43,8 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     an injected pass): bad options are refused before any work."""
     options = Options(**spec["options"])
     case = catalog.resolve(spec["case"])
-    compat.tvm()  # TVMUnavailable here means "cannot test" (exit 125), not a verdict on TVM
-    result = Result(case=spec["case"], options=options.to_json(), **compat.versions())
+    loading.tvm()  # TVMUnavailable here means "cannot test" (exit 125), not a verdict on TVM
+    result = Result(case=spec["case"], options=options.to_json(), **loading.versions())
     crash_input = os.path.join(workdir, CRASH_INPUT) if options.keep_crash_input else None
     runner = PathRunner(options, emit, crash_input_path=crash_input)   # BadInput: exit 2
     if spec.get("validate"):
@@ -73,7 +74,7 @@ def write_reproducer(request: dict, model, options: Options, result: Result,
     return reproducer.write(
         request["out_dir"], violation=violation, options=options, versions=result.__dict__,
         command=request["command"], sizes=request["sizes"], deadline=request["deadline"],
-        module=None if frontend else compat.from_onnx(model), model=model)
+        module=None if frontend else calls.from_onnx(model), model=model)
 
 
 def run(spec_path: str, events_path: str) -> int:
@@ -81,17 +82,17 @@ def run(spec_path: str, events_path: str) -> int:
         spec = json.load(handle)
     emit = _writer(events_path)
     # First, so that a parent reading the log of a crashed child knows what crashed.
-    emit({"event": "start", **compat.versions()})
+    emit({"event": "start", **loading.versions()})
     try:
         result = run_spec(spec, emit, os.path.dirname(events_path))
     except BadInput as exc:
         emit({"event": "bad-input", "message": str(exc)})
         return 2
-    except compat.TVMUnavailable as exc:
-        result = Result(case=spec["case"], options=spec["options"], **compat.versions())
+    except loading.TVMUnavailable as exc:
+        result = Result(case=spec["case"], options=spec["options"], **loading.versions())
         result.add(Violation("unsupported", "setup", "(tvm)", str(exc), phase="process"))
     except Exception as exc:  # noqa: BLE001 - outside the runner: ours, whatever raised
-        result = Result(case=spec["case"], options=spec["options"], **compat.versions())
+        result = Result(case=spec["case"], options=spec["options"], **loading.versions())
         result.add(Violation("harness-error", "setup", "(harness)", classify.summary(exc),
                              phase="process"))
     emit({"event": "result", "result": result.to_json()})

@@ -19,12 +19,12 @@ import threading
 import time
 from typing import Callable
 
-from harness import REPO_ROOT
-from harness.tvmapi.pipelines import Options
+from harness import paths
+from harness.paths import REPO_ROOT
 from harness.process import warm
 from harness.process.child import CRASH_INPUT
+from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, PassRecord, Result, StageRecord, Violation
-from harness.versions import envs
 
 DEFAULT_TIMEOUT = 900.0
 STACK_TAIL_LINES = 40
@@ -265,7 +265,7 @@ def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
 
 def _keep(path: str, case: str, result: Result) -> str:
     """Move the crashing pass's input out of the temporary folder before it goes."""
-    folder = os.path.join(envs.cache_dir(), "crash-inputs")
+    folder = os.path.join(paths.cache_dir(), "crash-inputs")
     os.makedirs(folder, exist_ok=True)
     violation = result.violations[-1]
     name = f"{os.path.basename(case)}-{violation.stage}-{violation.pass_name or 'stage'}"

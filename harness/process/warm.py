@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 
-from harness import REPO_ROOT
+from harness.paths import REPO_ROOT
 
 _servers: dict[tuple, "Server"] = {}
 _lock = threading.Lock()
@@ -147,11 +147,11 @@ def server_for(python: str, env: dict) -> Server | None:
 # ---- the server side -------------------------------------------------------
 
 def _serve() -> int:
-    from harness.process import child
     from harness.catalog import cases
-    from harness.tvmapi import compat
+    from harness.process import child
+    from harness.tvmapi import loading
     try:
-        compat.tvm()        # the point of the server: pay the import once
+        loading.tvm()        # the point of the server: pay the import once
         cases.catalog()
     except Exception:  # noqa: BLE001 - each forked child reports it as its verdict
         pass

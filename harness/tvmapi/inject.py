@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Callable
 
-from harness.tvmapi import compat
+from harness.tvmapi import calls
 from harness.verdict import BadInput
 
 INJECTED = "injected"
@@ -35,7 +35,8 @@ def load_module(target: str, flag: str = "--inject-pass"):
     except BadInput:
         raise
     except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
-        raise BadInput(f"{flag}: cannot import {target!r}: {type(exc).__name__}: {exc}")
+        raise BadInput(f"{flag}: cannot import {target!r}: {type(exc).__name__}: {exc}") \
+            from None
     source = getattr(module, "__file__", None)
     if source:   # its frames are the code under test, wherever it is installed
         package = hasattr(module, "__path__")
@@ -71,7 +72,7 @@ def load_callable(spec: str) -> Callable:
 def injected_pass(spec: str):
     """The pass object an --inject-pass spec names (plain callables wrapped)."""
     obj = load_callable(spec)
-    return obj if compat.is_pass(obj) else compat.as_module_pass(obj, INJECTED)
+    return obj if calls.is_pass(obj) else calls.as_module_pass(obj, INJECTED)
 
 
 def load_copier(spec: str):
@@ -79,6 +80,7 @@ def load_copier(spec: str):
     target, expr = spec.split(":", 1) if ":" in spec else split_spec(spec, "--inject-copier")
     module = load_module(target, "--inject-copier")
     try:
-        return eval(expr, vars(module))  # noqa: S307 - the user's own hook file
+        return eval(expr, vars(module))   # the user's own hook file
     except Exception as exc:  # noqa: BLE001
-        raise BadInput(f"--inject-copier: cannot evaluate {expr!r}: {type(exc).__name__}: {exc}")
+        raise BadInput(f"--inject-copier: cannot evaluate {expr!r}: "
+                       f"{type(exc).__name__}: {exc}") from None

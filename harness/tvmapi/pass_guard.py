@@ -33,7 +33,7 @@ import os
 import time
 from typing import Callable
 
-from harness.tvmapi import compat
+from harness.tvmapi import calls, copiers, structure
 from harness.verdict import PassRecord, first_line
 
 
@@ -42,7 +42,7 @@ def _hash(mod) -> int | None:
     attribute of a type without hash support): the guard must not fail a run a plain
     PassContext would finish; the checks after the stage report such a module."""
     try:
-        return compat.structural_hash(mod)
+        return structure.structural_hash(mod)
     except Exception:  # noqa: BLE001 - recorded as "no hash", compared by identity only
         return None
 
@@ -57,14 +57,14 @@ class Watched:
 
     def __init__(self, label: str, module, by_json: bool = False):
         self.label, self.module = label, module
-        self.deep: Callable = compat.save_json if by_json else compat.structural_hash
-        self.identity = compat.module_identity(module)
+        self.deep: Callable = copiers.save_json if by_json else structure.structural_hash
+        self.identity = structure.module_identity(module)
         self.expected = self.deep(module)
 
     def moved(self, deep: bool = True) -> bool:
-        identity = compat.module_identity(self.module)
+        identity = structure.module_identity(self.module)
         now = self.deep(self.module) if deep else self.expected
-        if now == self.expected and not compat.identity_changes(self.identity, identity):
+        if now == self.expected and not structure.identity_changes(self.identity, identity):
             self.identity = identity
             return False
         # Blame the next change on the pass that makes it.
@@ -138,8 +138,8 @@ class PassGuard:
         if self.crash_input_path:
             self._keep_input(mod)
         self.stack.append(_Open(name, self.counter, time.perf_counter(), mod,
-                                compat.module_identity(mod), _hash(mod),
-                                compat.save_json(mod) if self.json_watch else None))
+                                structure.module_identity(mod), _hash(mod),
+                                copiers.save_json(mod) if self.json_watch else None))
 
     def run_after_pass(self, mod, info) -> None:
         now, name = time.perf_counter(), str(info.name)
@@ -173,18 +173,18 @@ class PassGuard:
     def _how_input_moved(entry: _Open) -> str:
         """How the pass's input changed under it, or "" (the cheapest telling test first)."""
         module = entry.module
-        if compat.identity_changes(entry.identity, compat.module_identity(module)):
+        if structure.identity_changes(entry.identity, structure.module_identity(module)):
             return "a function was rebound in place"
         if entry.hash is not None and _hash(module) != entry.hash:
             return "its structural hash changed (an in-place edit)"
-        if entry.json_text is not None and compat.save_json(module) != entry.json_text:
+        if entry.json_text is not None and copiers.save_json(module) != entry.json_text:
             return "its JSON text changed (a field outside structural equality)"
         return ""
 
     def _keep_input(self, mod) -> None:
         """The module this pass receives, on disk before it runs: a crash's evidence."""
         try:
-            text = compat.save_json(mod)
+            text = copiers.save_json(mod)
         except Exception as exc:  # noqa: BLE001 - evidence, not a check: say why it is missing
             text = json.dumps({"harness": f"this pass's input does not serialize: "
                                           f"{first_line(exc)}"})
@@ -197,7 +197,7 @@ class PassGuard:
         """This guard as a TVM PassInstrument object."""
         guard = self
 
-        @compat.pass_instrument
+        @calls.pass_instrument
         class HarnessPassGuard:
             def run_before_pass(self, mod, info):
                 guard.run_before_pass(mod, info)

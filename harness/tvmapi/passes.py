@@ -19,7 +19,7 @@ import dataclasses
 import functools
 from typing import Any, Callable
 
-from harness.tvmapi import compat
+from harness.tvmapi import calls, ir, loading, targets
 from harness.tvmapi.pipelines import LAYOUTS
 from harness.verdict import first_line
 
@@ -41,7 +41,7 @@ TIR_POINTS = ("legalized", "fused")
 
 @dataclasses.dataclass(frozen=True)
 class RegisteredPass:
-    name: str                      # relax: FoldConstant; TIR: namespace.constructor, tirx.ConvertSSA
+    name: str                      # relax: FoldConstant; TIR: namespace.constructor
     make: Callable[[], Any] | None  # builds the Pass; None when skipped
     call: str                      # the constructor as a Python expression (reproducers)
     skipped: str = ""              # why it cannot run in the sweep
@@ -59,7 +59,7 @@ class RegisteredPass:
 
 
 def _build(name: str, wrapper, args: tuple, call: str, tir: bool) -> RegisteredPass:
-    tvm = compat.tvm()
+    tvm = loading.tvm()
     if wrapper is None:
         return RegisteredPass(name, None, call, "no Python wrapper", tir)
     try:
@@ -74,7 +74,7 @@ def _build(name: str, wrapper, args: tuple, call: str, tir: bool) -> RegisteredP
 
 def _python_module(namespace: str):
     """tvm.tirx.transform for "tirx.transform" (None when this TVM has no such module)."""
-    module = compat.tvm()
+    module = loading.tvm()
     for part in namespace.split("."):
         module = getattr(module, part, None)
         if module is None:
@@ -84,7 +84,7 @@ def _python_module(namespace: str):
 
 @functools.cache
 def registered() -> tuple[RegisteredPass, ...]:
-    names = compat.ffi().registry.list_global_func_names()
+    names = loading.ffi().registry.list_global_func_names()
     found = []
     for namespace in (RELAX, *TIR):
         module = _python_module(namespace)
@@ -115,12 +115,12 @@ def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
 
     A target TVM cannot make is the user's error (BadInput); a compile that fails
     is TVM's (PipelineUnknown): either way no default selection can be made."""
-    made_target = compat.make_target(target, 1)   # BadInput with TVM's reason
-    tvm = compat.tvm()
-    relax, op = tvm.relax, compat.relax_op()
-    builder = compat.block_builder()
-    data = relax.Var("data", compat.tensor_annotation((1, 3, 8, 8), "float32"))
-    weight = relax.Var("weight", compat.tensor_annotation((4, 3, 3, 3), "float32"))
+    made_target = targets.make_target(target, 1)   # BadInput with TVM's reason
+    tvm = loading.tvm()
+    relax, op = tvm.relax, ir.relax_op()
+    builder = ir.block_builder()
+    data = relax.Var("data", ir.tensor_annotation((1, 3, 8, 8), "float32"))
+    weight = relax.Var("weight", ir.tensor_annotation((4, 3, 3, 3), "float32"))
     with builder.function("main", [data, weight]):
         with builder.dataflow():
             out = builder.emit_output(builder.emit(op.nn.relu(op.nn.conv2d(data, weight))))
@@ -132,9 +132,9 @@ def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
             seen.add(info.name)
 
     try:
-        with compat.pass_context([compat.pass_instrument(Recorder)()]):
-            compat.compile_module(builder.get(), made_target)
-    except Exception as exc:  # noqa: BLE001 - TVM failing, reported as such by the caller
+        with calls.pass_context([calls.pass_instrument(Recorder)()]):
+            calls.compile_module(builder.get(), made_target)
+    except Exception as exc:
         raise PipelineUnknown(
             f"tvm.compile failed on a one-conv module for target {target!r}, so the TIR "
             f"passes it runs are unknown: {first_line(exc)[:300]}; name passes with "

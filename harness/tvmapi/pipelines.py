@@ -21,7 +21,7 @@ import shutil
 import tempfile
 from typing import Any, Callable
 
-from harness.tvmapi import compat, inject
+from harness.tvmapi import calls, inject, loading, structure, targets
 from harness.verdict import BadInput
 
 LAYOUTS = {
@@ -34,6 +34,9 @@ TUNE = "tune"
 COMPILE = "compile"
 INJECTED = inject.INJECTED
 PATH_NAMES = ("extract", "tune", "compile")   # what users choose; `pass` is the sweep's
+# What each path's outcome_count counts.
+OUTCOME_UNITS = {"extract": "tasks", "tune": "workloads", "compile": "code parts",
+                 "pass": "modules"}
 
 
 @dataclasses.dataclass
@@ -67,11 +70,10 @@ class Stage:
 
 
 @dataclasses.dataclass
-class Path:
+class Pipeline:
     name: str
     stages: list[Stage]
     summarize: Callable[[Any], list]   # the final outcome -> comparable signatures
-    unit: str                          # what `Result.tasks` counts
     run_twice: bool = False            # also run the final stage again on the same input
     # The pass sweep: round-trip the final stage's output (and check its input's JSON)
     # rather than the source, which is the same for every pass of a case (`check` has it).
@@ -86,11 +88,18 @@ class Path:
 
 
 def _pass_stage(name: str, make_pass: Callable[[], Any], call: str) -> Stage:
-    return Stage(name, lambda mod: compat.run_pass(make_pass(), mod), f"{call}(mod)")
+    return Stage(name, lambda mod: calls.run_pass(make_pass(), mod), f"{call}(mod)")
+
+
+def transform_stage(name: str, transform: str, *args) -> Stage:
+    """A stage running `relax.transform.TRANSFORM(*args)`: its run and the text its
+    reproducer runs come from this one definition (tests/test_paths.py runs both)."""
+    call = f"relax.transform.{transform}({', '.join(map(repr, args))})"
+    return _pass_stage(name, lambda: calls.relax_transform(transform, *args), call)
 
 
 def _zero_pipeline_stage() -> Stage:
-    return _pass_stage("zero-pipeline", compat.zero_pipeline, 'relax.get_pipeline("zero")')
+    return _pass_stage("zero-pipeline", calls.zero_pipeline, 'relax.get_pipeline("zero")')
 
 
 def _front(options: Options) -> list[Stage]:
@@ -99,24 +108,19 @@ def _front(options: Options) -> list[Stage]:
     desired = options.desired_layouts or LAYOUTS[options.layout]
     if not desired:
         return []
-    return [_pass_stage("convert-layout", lambda: compat.convert_layout(desired),
-                        f"relax.transform.ConvertLayout({desired!r})")]
+    return [transform_stage("convert-layout", "ConvertLayout", desired)]
 
 
-def _extract_path(options: Options, target) -> Path:
-    from harness.oracles import tasks as task_oracle
+def _extract_path(options: Options, target) -> Pipeline:
     stages = _front(options) + [
-        _pass_stage("decompose-ops-for-inference", compat.decompose_ops_for_inference,
-                    "relax.transform.DecomposeOpsForInference()"),
-        _pass_stage("canonicalize-bindings", compat.canonicalize_bindings,
-                    "relax.transform.CanonicalizeBindings()"),
+        transform_stage("decompose-ops-for-inference", "DecomposeOpsForInference"),
+        transform_stage("canonicalize-bindings", "CanonicalizeBindings"),
         _zero_pipeline_stage(),
-        _pass_stage("attach-attr-layout-free-buffers", compat.attach_attr_layout_free_buffers,
-                    "relax.transform.AttachAttrLayoutFreeBuffers()"),
-        Stage(EXTRACT, lambda mod: compat.extract_tasks(mod, target),
+        transform_stage("attach-attr-layout-free-buffers", "AttachAttrLayoutFreeBuffers"),
+        Stage(EXTRACT, lambda mod: calls.extract_tasks(mod, target),
               "list(meta_schedule().relax_integration.extract_tasks(mod, TARGET))"),
     ]
-    return Path("extract", stages, task_oracle.signatures, "tasks")
+    return Pipeline("extract", stages, calls.task_signatures)
 
 
 @dataclasses.dataclass
@@ -130,34 +134,34 @@ def _tune(options: Options, target):
     def run(mod):
         work_dir = tempfile.mkdtemp(prefix="harness-tune-")
         try:
-            tuned = compat.run_pass(compat.static_shape_tuning_pipeline(
+            tuned = calls.run_pass(calls.static_shape_tuning_pipeline(
                 options.trials, target, work_dir, options.prepack, max_trials_per_task=1), mod)
-            return Tuned(tuned, compat.tuned_workloads(work_dir))
+            return Tuned(tuned, calls.tuned_workloads(work_dir))
         finally:
             shutil.rmtree(work_dir, ignore_errors=True)
     return run
 
 
-def _tune_path(options: Options, target) -> Path:
-    missing = compat.tune_dependencies_missing()
+def _tune_path(options: Options, target) -> Pipeline:
+    missing = calls.tune_dependencies_missing()
     if missing:
-        raise compat.TVMUnavailable(f"--path tune needs {missing} (meta_schedule's tuner; "
+        raise loading.TVMUnavailable(f"--path tune needs {missing} (meta_schedule's tuner; "
                                     "apache-tvm does not declare them): pip install -e '.[tune]'")
     call = (f"relax.pipeline.static_shape_tuning_pipeline(total_trials={options.trials}, "
             f"target=TARGET, work_dir=tempfile.mkdtemp(), cpu_weight_prepack={options.prepack}, "
             "max_trials_per_task=1)(mod)")
     stages = _front(options) + [Stage(TUNE, _tune(options, target), call)]
-    return Path("tune", stages, lambda tuned: sorted(tuned.workloads), "workloads")
+    return Pipeline("tune", stages, lambda tuned: sorted(tuned.workloads))
 
 
-def _compile_path(options: Options, target) -> Path:
+def _compile_path(options: Options, target) -> Pipeline:
     stages = _front(options) + [
-        Stage(COMPILE, lambda mod: compat.compile_module(mod, target),
+        Stage(COMPILE, lambda mod: calls.compile_module(mod, target),
               "tvm.compile(mod, target=TARGET)")]
-    return Path("compile", stages, compat.executable_signature, "parts")
+    return Pipeline("compile", stages, calls.executable_signature)
 
 
-def _sweep_path(options: Options, target) -> Path:
+def _sweep_path(options: Options, target) -> Pipeline:
     """One pass on the module held at one point of the extract path; its outcome is the
     output module's structural hash, and it runs on two fresh copies too (determinism)."""
     from harness.tvmapi import passes
@@ -177,8 +181,7 @@ def _sweep_path(options: Options, target) -> Path:
     front = _front(options)
     prefixes = {
         "imported": front,
-        "legalized": front + [_pass_stage("legalize-ops", compat.legalize_ops,
-                                          "relax.transform.LegalizeOps()")],
+        "legalized": front + [transform_stage("legalize-ops", "LegalizeOps")],
         "fused": front + [_zero_pipeline_stage()],
     }
     if options.sweep_point not in prefixes:
@@ -188,22 +191,22 @@ def _sweep_path(options: Options, target) -> Path:
     # Free variables are hashed by position: a pass run out of its pipeline position can
     # leave one (s_tir.HoistExpression hoists a block iterator out of its block), and
     # a free variable is the input's own object, which no copy can share.
-    return Path("pass", stages,
-                lambda mod: [("module", compat.structural_hash(mod, map_free_vars=True))],
-                "module", run_twice=True, round_trip_output=True)
+    return Pipeline("pass", stages,
+                    lambda mod: [("module", structure.structural_hash(mod, map_free_vars=True))],
+                    run_twice=True, round_trip_output=True)
 
 
 _PATHS = {"extract": _extract_path, "tune": _tune_path, "compile": _compile_path,
           "pass": _sweep_path}
 
 
-def build(options: Options) -> Path:
+def build(options: Options) -> Pipeline:
     """The stages of `options.path`, with the injected pass (if any) in place."""
     if options.path not in _PATHS:
         raise BadInput(f"--path must be one of {', '.join(PATH_NAMES)}, got {options.path!r}")
     if options.path == "pass" and options.inject_pass:
         raise BadInput("the pass sweep runs registered passes; --inject-pass does not apply")
-    target = compat.make_target(options.target, options.num_cores)
+    target = targets.make_target(options.target, options.num_cores)
     path = _PATHS[options.path](options, target)
     if options.inject_pass:
         names = path.names()
@@ -213,6 +216,6 @@ def build(options: Options) -> Path:
                            f"({', '.join(names)}), got {before!r}")
         injected = inject.injected_pass(options.inject_pass)
         path.stages.insert(names.index(before), Stage(
-            INJECTED, lambda mod: compat.run_pass(injected, mod),
+            INJECTED, lambda mod: calls.run_pass(injected, mod),
             "INJECTED(mod)"))
     return path

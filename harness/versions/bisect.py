@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import time
@@ -32,9 +31,8 @@ from typing import Callable
 
 from packaging.version import InvalidVersion, Version
 
-from harness import REPO_ROOT
-from harness.catalog import cases as catalog
-from harness.cli.options import add_decision_options, positive_float
+from harness import paths
+from harness.paths import REPO_ROOT
 from harness.signature import Pattern
 from harness.verdict import EXIT_CANNOT_TEST, VERDICTS, BadInput
 from harness.versions import envs
@@ -59,7 +57,7 @@ def between(versions: list[str], good: str, bad: str) -> list[str]:
     try:
         lo, hi = Version(good), Version(bad)
     except InvalidVersion as exc:
-        raise BadInput(str(exc))
+        raise BadInput(str(exc)) from None
     if lo >= hi:
         raise BadInput(f"--good {good} must be older than --bad {bad}")
     picked = [v for v in versions if lo <= Version(v) <= hi]
@@ -217,7 +215,7 @@ def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: 
 
 def state_path(package, good, bad, pins, command) -> str:
     ident = json.dumps([STATE_FORMAT, package, good, bad, sorted(pins.items()), command])
-    folder = os.path.join(envs.cache_dir(), "bisect")
+    folder = os.path.join(paths.cache_dir(), "bisect")
     os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, hashlib.sha256(ident.encode()).hexdigest()[:16] + ".json")
 
@@ -235,88 +233,8 @@ def table(candidates: list[str], state: State, judge: Judge) -> list[str]:
     return lines
 
 
-def _decided(judge: Judge, step: Step) -> str:
+def decided(judge: Judge, step: Step) -> str:
     result = judge(step)
     if result == BROKEN:
         raise StepBroken(step)
     return result
-
-
-def _validate(args) -> tuple[dict, Pattern | None]:
-    """Everything a bisect needs that the user typed, checked before any environment."""
-    if not args.step_command:
-        catalog.resolve(args.case)      # an unknown case is bad input, not 24 s of pip
-    if args.step_command and (args.match or args.any):
-        raise BadInput("--match and --any read what `harness check` shows; a --step-command "
-                       "of your own is judged by its exit code: drop one of them")
-    return envs.parse_requirements(args.with_ or []), (
-        Pattern.parse(args.match) if args.match else None)
-
-
-def cmd_bisect(args) -> int:
-    log = (lambda text: None) if args.quiet else \
-        (lambda text: print(text, file=sys.stderr, flush=True))
-    pins, pattern = _validate(args)
-    candidates = between(list_versions(args.package, args.pre), args.good, args.bad)
-    options = ["--layout", args.layout] if args.layout else []
-    command = shlex.split(args.step_command) if args.step_command else \
-        default_step_command(args.case, options + ["--timeout", f"{args.timeout:g}"])
-    extra = () if args.bare_env else envs.BASE_PACKAGES
-    state = State(state_path(args.package, args.good, args.bad, pins, command))
-    log(f"bisect: {args.package} {len(candidates)} releases {candidates[0]} .. {candidates[-1]}"
-        + (f" with {' '.join(args.with_)}" if args.with_ else "")
-        + (f"; {len(state.steps)} steps already decided ({state.path})" if state.steps else ""))
-    started = time.monotonic()
-    probe = make_probe(args.package, pins, command, args.timeout + 600, extra, log)
-    try:
-        bad_end = observe(candidates[-1], probe, state, log)
-        good_end = observe(candidates[0], probe, state, log)
-        if pattern is None and not args.any and not args.step_command:
-            pattern = the_new_failure(good_end, bad_end)
-        judge = Judge(pattern)
-        ends = _decided(judge, good_end), _decided(judge, bad_end)
-        if ends != (GOOD, BAD) or (pattern is None and not (args.any or args.step_command)):
-            print(f"bisect: the ends are not as claimed for {judge.describe()}: "
-                  f"{candidates[0]} is {ends[0]}, {candidates[-1]} is {ends[1]}"
-                  + ("" if pattern or args.any or args.step_command else
-                     " (the bad end shows no failure the good end does not)"))
-            print("\n".join(table(candidates, state, judge)))
-            return 2
-        log(f"bisect: bad means {judge.describe()}")
-        culprit, skipped = search(candidates, lambda version: _decided(
-            judge, observe(version, probe, state, log)), log)
-    except StepBroken as exc:
-        step = exc.args[0]
-        print(f"bisect: the step for {step.version} is broken (exit {step.code}): {step.summary}; "
-              f"fix it and run again (decided steps are kept)")
-        return 2
-    wall = time.monotonic() - started
-    print(f"first bad: {args.package}=={culprit} ({judge.describe()})")
-    if skipped:
-        print(f"could not test (skipped): {', '.join(skipped)}; the first bad is among them or {culprit}")
-    print("\n".join(table(candidates, state, judge)))
-    print(f"bisect: {len(state.steps)} steps, {wall:.0f} s this run")
-    return 0
-
-
-def register(sub) -> None:
-    p = sub.add_parser("bisect", help="binary-search the releases of a package for the first bad one")
-    p.add_argument("case", help="catalog case or ONNX path to check at each step")
-    p.add_argument("--package", default="apache-tvm")
-    p.add_argument("--good", required=True, help="a release where the check passes")
-    p.add_argument("--bad", required=True, help="a later release where it does not")
-    p.add_argument("--with", dest="with_", action="append", metavar="PKG==VER",
-                   help="pin another package in every step (repeatable)")
-    p.add_argument("--pre", action="store_true", help="include pre-releases")
-    p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
-    p.add_argument("--timeout", type=positive_float, default=900.0, help="seconds per check")
-    add_decision_options(p, "release", "the failure the bad end shows and the good end "
-                                       "does not")
-    p.add_argument("--step-command", default=None,
-                   help="command run in each environment instead of `harness check`; "
-                        "{python} is the environment's python; judged by its exit code "
-                        "(0 good, 1 bad, 125 skip)")
-    p.add_argument("--bare-env", action="store_true",
-                   help="install only the pinned packages (a --step-command that needs no harness)")
-    p.add_argument("--quiet", action="store_true")
-    p.set_defaults(func=cmd_bisect)

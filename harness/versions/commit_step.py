@@ -37,9 +37,8 @@ import subprocess
 import sys
 import time
 
-from harness import REPO_ROOT
 from harness.catalog import known_issues
-from harness.cli.options import add_decision_options, positive_int
+from harness.paths import REPO_ROOT
 from harness.signature import Pattern, text_of
 from harness.verdict import EXIT_CANNOT_TEST, BadInput, Result
 from harness.versions import envs
@@ -250,7 +249,7 @@ def checkout_env(source: str, build_dir: str, commit: str) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, python_dir,
                                                      os.environ.get("PYTHONPATH")) if p)
     env["TVM_LIBRARY_PATH"] = os.path.join(build_dir, "lib")
-    # compat.tvm() asserts the provenance and versions() records the commit.
+    # loading.tvm() asserts the provenance and versions() records the commit.
     env["HARNESS_EXPECT_TVM_PYTHON"] = python_dir
     env["HARNESS_EXPECT_TVM_LIB"] = os.path.join(build_dir, "lib")
     env["HARNESS_TVM_COMMIT"] = commit
@@ -382,57 +381,3 @@ def step_ffi(args, source: str, phases: Phases) -> int:
         return 0
     env = dict(os.environ, HARNESS_TVM_FFI_COMMIT=commit, PYTHONPATH=REPO_ROOT)
     return run_check(args, envs.python_of(env_path), env, None, phases)
-
-
-def cmd_bisect_step(args) -> int:
-    if args.check_command and (args.match or args.any):
-        raise BadInput("--match and --any read what `harness check` shows; a "
-                       "--check-command of your own is judged by its exit code")
-    if args.match:
-        Pattern.parse(args.match)   # a bad pattern is bad input before any build
-    if not args.check_command:
-        from harness.catalog import cases as catalog
-        catalog.resolve(args.case)
-    source = os.path.abspath(args.source)
-    if not os.path.isdir(os.path.join(source, ".git")) and not os.path.isfile(
-            os.path.join(source, ".git")):
-        raise BadInput(f"--source {source} is not a git checkout")
-    phases = Phases()
-    try:
-        if args.package == "apache-tvm":
-            code = step_tvm(args, source, phases)
-        else:
-            code = step_ffi(args, source, phases)
-    except EnvironmentProblem as exc:
-        print(f"bisect-step: cannot bisect here: {exc}", file=sys.stderr, flush=True)
-        return EXIT_ABORT
-    log(f"exit {code} ({phases.summary()})")
-    return code
-
-
-def register(sub) -> None:
-    p = sub.add_parser("bisect-step", help="one `git bisect run` step over a TVM or tvm-ffi "
-                                           "source checkout")
-    p.add_argument("case", nargs="?", default="yolov3-tiny")
-    p.add_argument("--source", "--tvm-source", required=True, metavar="DIR",
-                   help="the checkout git bisects (apache/tvm, or apache/tvm-ffi with --package)")
-    p.add_argument("--package", choices=["apache-tvm", "apache-tvm-ffi"], default="apache-tvm")
-    p.add_argument("--with", dest="with_", action="append", metavar="PKG==VER",
-                   help="with --package apache-tvm-ffi: the TVM release to check against")
-    p.add_argument("--build-dir", default=None, metavar="DIR",
-                   help="kept across steps for incremental builds (default SOURCE/build)")
-    p.add_argument("--layout", choices=["nchw", "nhwc"], default=None)
-    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1)
-    p.add_argument("--no-ccache", action="store_true", help="build without ccache even if present")
-    p.add_argument("--build-only", action="store_true",
-                   help="build (and cache the tvm_ffi package), do not check")
-    p.add_argument("--untestable", choices=["skip", "bad"], default="skip",
-                   help="a TVM that cannot be tested (does not import): skip the commit, or "
-                        "count it bad (an ABI bisect: the symptom is the import failing)")
-    p.add_argument("--build-command", action="append", default=None,
-                   help="instead of the TVM build (run in DIR; non-zero means skip; repeatable)")
-    p.add_argument("--check-command", default=None,
-                   help="instead of `harness check CASE` (run in DIR with the build on the "
-                        "path; judged by its exit code)")
-    add_decision_options(p, "commit", "a violation the known-issue registry does not explain")
-    p.set_defaults(func=cmd_bisect_step)

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from harness import REPO_ROOT
+from harness import paths
 from harness.verdict import BadInput
 
 # What the harness itself needs inside an environment, beside the TVM stack
@@ -27,12 +27,8 @@ BASE_PACKAGES = ("onnx", "numpy", "packaging")
 READY = "harness-env.json"
 
 
-def cache_dir() -> str:
-    return os.environ.get("HARNESS_CACHE", os.path.join(REPO_ROOT, ".harness-cache"))
-
-
 def envs_dir() -> str:
-    return os.path.join(cache_dir(), "envs")
+    return os.path.join(paths.cache_dir(), "envs")
 
 
 def parse_requirements(pins: list[str]) -> dict[str, str]:

@@ -11,7 +11,7 @@ import os
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from harness import REPO_ROOT
+from harness.paths import REPO_ROOT
 
 
 @functools.cache

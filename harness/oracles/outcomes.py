@@ -1,22 +1,18 @@
-"""The path's outcome compared as a multiset of signatures (tasks, workloads, code).
+"""Two outcomes of a path compared as multisets of signatures (tasks, workloads, code).
 
-A task's signature hashes its name, weight and every dispatched function, so a
-reordering of tasks is not a violation and a changed workload is.
+A task's signature hashes its name, weight and every dispatched function
+(tvmapi.calls.task_signature), so a reordering of tasks is not a violation and a
+changed workload is.
 """
 from __future__ import annotations
 
 from collections import Counter
 
-from harness.tvmapi import compat
 from harness.verdict import Violation
 
 
-def signatures(tasks) -> list[tuple]:
-    return sorted(compat.task_signature(task) for task in tasks)
-
-
-def task_diff(expected: list, got: list, label: str, stage: str,
-              copier: str) -> Violation | None:
+def difference(expected: list, got: list, label: str, stage: str,
+               copier: str) -> Violation | None:
     """None when both are the same multiset; else a lossy-roundtrip naming the difference
     (the outcome of `stage` on a copy made by `copier`)."""
     want, have = Counter(map(tuple, expected)), Counter(map(tuple, got))

@@ -5,8 +5,9 @@ side: TVM's Python packages (`tvm`, `tvm_ffi`), the C++ frames tvm-ffi appends
 (`src/...cc`, `<unknown>`), or code on the path that is not ours (an injected
 pass, wherever it is installed: inject.user_code lists its files) count as
 TVM's; a frame in the `harness` package is ours. Frames of the standard library
-and of other third-party packages (numpy, onnx) are passed over. So an AttributeError because compat calls an API a release removed is a
-harness error (the compat layer needs the fix), never blamed on TVM.
+and of other third-party packages (numpy, onnx) are passed over. So an
+AttributeError because harness.tvmapi calls an API a release removed is a harness
+error (that layer needs the fix), never blamed on TVM.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import traceback
 from harness.tvmapi import inject
 from harness.verdict import first_line
 
-HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+HARNESS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the harness package
 TVM = "tvm"
 HARNESS = "harness"
 _NEUTRAL = tuple(os.path.realpath(p) + os.sep for p in
@@ -62,3 +63,17 @@ def summary(exc: BaseException, limit: int = 6) -> str:
     where = " <- ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}"
                         for f in reversed(frames))
     return f"{first_line(exc)} (at {where})"
+
+
+class HarnessBug(Exception):
+    """An exception from the harness's own code while running a path (harness-error)."""
+
+    def __init__(self, stage: str, exc: BaseException):
+        super().__init__(summary(exc))
+        self.stage = stage
+
+
+def raise_if_ours(exc: BaseException, stage: str) -> None:
+    """Re-raise `exc` as a HarnessBug when the harness's own code raised it."""
+    if origin(exc) == HARNESS:
+        raise HarnessBug(stage, exc) from exc

@@ -1,0 +1,100 @@
+"""`python -m harness bisect`: which release of a package broke an invariant.
+
+The options and the run; the search, the steps and what decides good or bad live in
+harness.versions.bisect.
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+
+from harness.catalog import cases as catalog
+from harness.cli.options import add_decision_options, positive_float
+from harness.signature import Pattern
+from harness.tvmapi.pipelines import LAYOUTS
+from harness.verdict import BadInput
+from harness.versions import bisect, envs
+
+
+def _validate(args) -> tuple[dict, Pattern | None]:
+    """Everything a bisect needs that the user typed, checked before any environment."""
+    if not args.step_command:
+        catalog.resolve(args.case)      # an unknown case is bad input, not 24 s of pip
+    if args.step_command and (args.match or args.any):
+        raise BadInput("--match and --any read what `harness check` shows; a --step-command "
+                       "of your own is judged by its exit code: drop one of them")
+    return envs.parse_requirements(args.with_ or []), (
+        Pattern.parse(args.match) if args.match else None)
+
+
+def cmd_bisect(args) -> int:
+    log = (lambda text: None) if args.quiet else \
+        (lambda text: print(text, file=sys.stderr, flush=True))
+    pins, pattern = _validate(args)
+    candidates = bisect.between(bisect.list_versions(args.package, args.pre), args.good, args.bad)
+    options = ["--layout", args.layout] if args.layout else []
+    command = shlex.split(args.step_command) if args.step_command else \
+        bisect.default_step_command(args.case, options + ["--timeout", f"{args.timeout:g}"])
+    extra = () if args.bare_env else envs.BASE_PACKAGES
+    state = bisect.State(bisect.state_path(args.package, args.good, args.bad, pins, command))
+    log(f"bisect: {args.package} {len(candidates)} releases {candidates[0]} .. {candidates[-1]}"
+        + (f" with {' '.join(args.with_)}" if args.with_ else "")
+        + (f"; {len(state.steps)} steps already decided ({state.path})" if state.steps else ""))
+    started = time.monotonic()
+    probe = bisect.make_probe(args.package, pins, command, args.timeout + 600, extra, log)
+    try:
+        bad_end = bisect.observe(candidates[-1], probe, state, log)
+        good_end = bisect.observe(candidates[0], probe, state, log)
+        if pattern is None and not args.any and not args.step_command:
+            pattern = bisect.the_new_failure(good_end, bad_end)
+        judge = bisect.Judge(pattern)
+        ends = bisect.decided(judge, good_end), bisect.decided(judge, bad_end)
+        by_exit_code = args.any or bool(args.step_command)
+        if ends != (bisect.GOOD, bisect.BAD) or (pattern is None and not by_exit_code):
+            print(f"bisect: the ends are not as claimed for {judge.describe()}: "
+                  f"{candidates[0]} is {ends[0]}, {candidates[-1]} is {ends[1]}"
+                  + ("" if pattern or by_exit_code else
+                     " (the bad end shows no failure the good end does not)"))
+            print("\n".join(bisect.table(candidates, state, judge)))
+            return 2
+        log(f"bisect: bad means {judge.describe()}")
+        culprit, skipped = bisect.search(candidates, lambda version: bisect.decided(
+            judge, bisect.observe(version, probe, state, log)), log)
+    except bisect.StepBroken as exc:
+        step = exc.args[0]
+        print(f"bisect: the step for {step.version} is broken (exit {step.code}): {step.summary}; "
+              f"fix it and run again (decided steps are kept)")
+        return 2
+    wall = time.monotonic() - started
+    print(f"first bad: {args.package}=={culprit} ({judge.describe()})")
+    if skipped:
+        print(f"could not test (skipped): {', '.join(skipped)}; the first bad is among them "
+              f"or {culprit}")
+    print("\n".join(bisect.table(candidates, state, judge)))
+    print(f"bisect: {len(state.steps)} steps, {wall:.0f} s this run")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bisect", help="binary-search the releases of a package for the first "
+                                      "bad one")
+    p.add_argument("case", help="catalog case or ONNX path to check at each step")
+    p.add_argument("--package", default="apache-tvm")
+    p.add_argument("--good", required=True, help="a release where the check passes")
+    p.add_argument("--bad", required=True, help="a later release where it does not")
+    p.add_argument("--with", dest="with_", action="append", metavar="PKG==VER",
+                   help="pin another package in every step (repeatable)")
+    p.add_argument("--pre", action="store_true", help="include pre-releases")
+    p.add_argument("--layout", choices=sorted(LAYOUTS), default=None)
+    p.add_argument("--timeout", type=positive_float, default=900.0, help="seconds per check")
+    add_decision_options(p, "release", "the failure the bad end shows and the good end "
+                                       "does not")
+    p.add_argument("--step-command", default=None,
+                   help="command run in each environment instead of `harness check`; "
+                        "{python} is the environment's python; judged by its exit code "
+                        "(0 good, 1 bad, 125 skip)")
+    p.add_argument("--bare-env", action="store_true",
+                   help="install only the pinned packages (a --step-command that needs no harness)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_bisect)

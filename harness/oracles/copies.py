@@ -1,0 +1,150 @@
+"""Invariant 2 over a run: copies of a module are the module, and give the same outcome.
+
+Each copier copies the module and the copy is compared (oracles.roundtrip); the final
+stage's input is copied (deepcopy by default, the user's workaround; every copier with
+`full_copies`) and the final stage run on each copy must give the same outcome as on
+the original (the seed's symptom was extraction failing on a copy). For the pass sweep
+the final stage also runs a second time on the same input first (hidden state), so a
+moving target is not blamed on a copy. With `full_copies` the whole path runs over
+each copy of the source. Copies run in a plain PassContext, without the guard.
+"""
+from __future__ import annotations
+
+import time
+
+from harness import classify
+from harness.oracles import outcomes, roundtrip, roundtrip_memo
+from harness.runner.recorder import Recorder
+from harness.tvmapi import calls, copiers
+from harness.tvmapi.pipelines import Options, Pipeline
+from harness.verdict import CopierRecord, Violation
+
+
+class CopyChecks:
+    def __init__(self, pipeline: Pipeline, options: Options,
+                 copier_table: dict[str, roundtrip.Copier], recorder: Recorder):
+        self.pipeline, self.options, self.copiers = pipeline, options, copier_table
+        self.recorder = recorder
+
+    def copies(self, mod, stage: str, json_text: str | None = None,
+               only: tuple[str, ...] | None = None, memo: bool = False,
+               what: str = "input") -> dict:
+        """Copy `mod` with every copier and compare; the good copies, by copier name.
+
+        `json_text`, when the caller already serialized `mod`, spares the default
+        JSON copier a second save_json (the costliest call on weight-heavy models).
+        `memo` (the sweep, which wants verdicts, not copies): a round trip this build
+        already made losslessly of the same text is not made again (roundtrip_memo).
+        """
+        made = {}
+        for name, copier in self.copiers.items():
+            if only is not None and name not in only:
+                continue
+            memo_text = json_text if memo and copier is roundtrip.COPIERS.get(name) else None
+            if memo_text is not None and roundtrip_memo.remembered(name, memo_text):
+                self.recorder.result.copiers.append(CopierRecord(
+                    name, "pass", 0.0, "remembered: this build copied this module text "
+                    "losslessly before"))
+                continue
+            if json_text is not None and copier is roundtrip.json_roundtrip:
+                def copier(_mod, text=json_text):   # the text is made already: load it
+                    return copiers.load_json(text)
+            with self.recorder.phase("copy", stage, name):
+                copy = self._copy_and_compare(name, copier, mod, stage, json_text, what,
+                                              memo_text)
+            if copy is not None:
+                made[name] = copy
+        return made
+
+    def _copy_and_compare(self, name, copier, mod, stage, json_text, what, memo_text):
+        """One copier's copy of `mod`, compared; None when it failed or was refused."""
+        records = self.recorder.result.copiers
+        started = time.perf_counter()
+        try:
+            copy, failure = roundtrip.copy_with(name, copier, mod, stage, what)
+        except roundtrip.Unsupported as exc:
+            records.append(CopierRecord(
+                name, "unsupported", round(time.perf_counter() - started, 4), str(exc)))
+            return None
+        violation = failure or roundtrip.compare(mod, copy, name, stage, json_text, what)
+        records.append(CopierRecord(
+            name, "lossy-roundtrip" if violation else "pass",
+            round(time.perf_counter() - started, 4), violation.detail if violation else ""))
+        if violation:
+            self.recorder.violate(violation)
+        elif memo_text is not None and copy is not None:
+            roundtrip_memo.remember(name, memo_text)
+        return copy
+
+    def final_stage_on_copies(self, final_input, expected) -> None:
+        """The final stage's input round-trips, and its copies give the same outcome.
+
+        By default only through deepcopy, the user's workaround, which TVM implements
+        as save_json + load_json: the explicit JSON copy would repeat the same
+        serialization of folded weights (seconds on resnet50). --full-copies adds it.
+        """
+        final = self.pipeline.final
+        if self.pipeline.run_twice and not self._deterministic(final_input, expected):
+            return
+        only = None if self.options.full_copies else ("deepcopy",)
+        for name, copy in self.copies(final_input, final.name, only=only).items():
+            label = f"{name} copy of its input"
+            self._same_outcome(name, label, expected, lambda copy=copy: final.run(copy))
+
+    def whole_path_on_source_copies(self, source, expected) -> None:
+        """The whole path over each copy of the source gives the same outcome."""
+        def whole_path(copy):
+            for stage in self.pipeline.stages:
+                copy = stage.run(copy)
+            return copy
+        for name, copier in self.copiers.items():
+            try:
+                with self.recorder.phase("copy", "import", name):
+                    copy, failure = roundtrip.copy_with(name, copier, source, "import",
+                                                        "input")
+            except roundtrip.Unsupported:
+                continue  # recorded by the source round trip
+            if failure:
+                continue  # already reported by the source round trip
+            self._same_outcome(name, f"{name} copy of the source", expected,
+                               lambda copy=copy: whole_path(copy))
+
+    def _same_outcome(self, name: str, label: str, expected, run) -> None:
+        """Run the path (or its final stage) over a copy, unguarded, and compare outcomes;
+        a TVM exception there is the seed's symptom ("cannot find field axis")."""
+        final = self.pipeline.final.name
+        try:
+            with calls.pass_context([]), self.recorder.phase("copy", final, name):
+                outcome = run()
+        except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's is the finding
+            classify.raise_if_ours(exc, final)
+            self.recorder.violate(Violation(
+                "lossy-roundtrip", final, f"({name} copy)",
+                f"the path failed on the {label}: {classify.first_line(exc)}",
+                phase="copy", copier=name))
+            return
+        violation = outcomes.difference(expected, self.pipeline.summarize(outcome), label,
+                                        final, name)
+        if violation:
+            self.recorder.violate(violation)
+
+    def _deterministic(self, final_input, expected) -> bool:
+        """The final stage run a second time on the same input gives the same outcome
+        (a pass with hidden state answers differently the second time)."""
+        final = self.pipeline.final
+        try:
+            with calls.pass_context([]), self.recorder.phase("determinism", final.name):
+                again = final.run(final_input)
+        except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's is the finding
+            classify.raise_if_ours(exc, final.name)
+            self.recorder.violate(Violation(
+                "error", final.name, "(second run)", "the stage failed when run a second "
+                f"time on the same input: {classify.first_line(exc)}", phase="determinism"))
+            return False
+        if self.pipeline.summarize(again) == expected:
+            return True
+        self.recorder.violate(Violation(
+            "error", final.name, "(outcome)",
+            "the stage is not deterministic: run a second time on the same input, "
+            "it gave another outcome", phase="determinism"))
+        return False

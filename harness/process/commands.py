@@ -1,0 +1,31 @@
+"""The one-line command that re-runs a check in its isolated child: what every failure
+report (check, report, matrix, the pytest plugin) ends with."""
+from __future__ import annotations
+
+import shlex
+
+from harness.catalog import cases as catalog
+from harness.process.isolate import DEFAULT_TIMEOUT
+from harness.tvmapi.pipelines import Options
+
+
+def reproduce_command(case: str, options: Options, timeout: float | None = None) -> str:
+    """The one-line CLI command that re-runs a check with the same options."""
+    words = ["python", "-m", "harness", "check", case, "--layout", options.layout,
+             "--target", options.target]
+    if options.path != "extract":
+        words += ["--path", options.path]
+    if options.path == "tune":
+        words += ["--trials", str(options.trials)] + (["--prepack"] if options.prepack else [])
+    if options.inject_pass:
+        words += ["--inject-pass", options.inject_pass]
+        if options.inject_before:
+            words += ["--inject-before", options.inject_before]
+    if options.full_copies:
+        words.append("--full-copies")
+    if timeout is not None and timeout != DEFAULT_TIMEOUT:
+        words += ["--timeout", f"{timeout:g}"]
+    base = next((c.base for c in catalog.catalog() if c.id == case), catalog.CASES_DIR)
+    if base != catalog.CASES_DIR:   # a case of a user's catalog: name its folder
+        words += ["--cases", base]
+    return shlex.join(words)

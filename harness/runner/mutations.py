@@ -1,0 +1,131 @@
+"""Invariant 1, blamed: which stage, and which pass, changed a module it was given.
+
+After each stage: the source's structural hash (a stage that moved it is blamed with
+the first pass the guard saw), the stage input's hash (and, for the sweep, its JSON
+text), then the guard's per-pass findings. At the end: the source's JSON text, which
+sees fields outside structural equality; when only it moved, the path is replayed over
+a pristine copy comparing JSON after every pass, to name the pass (paid only then).
+"""
+from __future__ import annotations
+
+from harness.oracles.fingerprint import Fingerprint
+from harness.runner.recorder import Recorder, no_emit
+from harness.tvmapi import calls, structure
+from harness.tvmapi.pass_guard import PassGuard, Watched
+from harness.tvmapi.pipelines import Pipeline
+from harness.verdict import StageRecord, Violation
+
+# The most telling finding first: the source, the stage's input, a pass's own input.
+_ORDER = ("source", "stage input", "its input")
+
+
+class MutationBlame:
+    def __init__(self, pipeline: Pipeline, recorder: Recorder, source):
+        self.pipeline, self.recorder, self.source = pipeline, recorder, source
+        self.source_fp = Fingerprint.of(source, with_json=True)
+        self.pristine_source = None   # the source before a stage mutated it
+
+    def after_stage(self, record: StageRecord, stage, current, input_fp, findings) -> None:
+        """A `mutated` violation for what the stage mutated (the source, its input, or an
+        intermediate module a pass received), with the pass when one is known."""
+        blamed = (findings[0].record.name, findings[0].record.index) if findings else None
+        pass_fields = blamed or (None, None)
+        if self._source_moved(record, blamed):
+            return
+        if input_fp is not None and input_fp.hash_changed(current):
+            self.recorder.violate(Violation(
+                "mutated", stage.name, self._input_path(stage, current),
+                "the stage mutated its input IRModule in place", *pass_fields))
+            return
+        if input_fp is not None and input_fp.json_text is not None and not findings \
+                and input_fp.changed_path(current):
+            self.recorder.violate(Violation(
+                "mutated", stage.name, "(outside structural equality)",
+                "the stage changed its input IRModule's JSON text in place", *pass_fields))
+            return
+        if not findings:
+            return
+        finding = min(findings, key=lambda found: _ORDER.index(found.what))
+        if finding.what == "source":
+            record.mutated_source = True
+            what, where = "the source IRModule", "(outside structural equality)"
+            self.source_fp = Fingerprint.of(self.source, with_json=True)   # blamed here
+        elif finding.what == "stage input":
+            what, where = "the stage's input IRModule", "(outside structural equality)"
+        else:
+            # Inside a Sequential the mutated module is an intermediate one that only a
+            # per-pass check (the guard's hash or identity map of each pass's input) sees.
+            what, where = "its input (an intermediate module of the stage)", "(pass input)"
+        self.recorder.violate(Violation("mutated", stage.name, where,
+                                        f"the pass mutated {what}: {finding.how}",
+                                        finding.record.name, finding.record.index))
+
+    def at_end(self) -> None:
+        """The source's JSON text at the end: fields outside structural equality."""
+        if self.source_fp.hash_changed(self.source):
+            return   # already blamed on a stage by the hash
+        path = self.source_fp.changed_path(self.source)
+        if path is None:
+            return
+        stage, pass_name, index, note = self._replay_naming_json_change()
+        self.recorder.violate(Violation(
+            "mutated", stage, path,
+            "the source changed outside structural equality (its JSON text differs)" + note,
+            pass_name, index))
+
+    def _source_moved(self, record: StageRecord, blamed) -> bool:
+        """Blame the stage (and the pass, when known) if the source's hash moved."""
+        if not self.source_fp.hash_changed(self.source):
+            return False
+        record.mutated_source = True
+        self.recorder.violate(Violation("mutated", record.name,
+                                        self.source_fp.changed_path(self.source),
+                                        "the stage mutated the source IRModule in place",
+                                        *(blamed or (None, None))))
+        # Move the baseline so a later stage is blamed only for its own mutation.
+        self.pristine_source = self.source_fp.snapshot()
+        self.source_fp = Fingerprint.of(self.source, with_json=True)
+        return True
+
+    def _input_path(self, stage, mutated) -> str:
+        """Where the stage's input changed: replay the earlier stages over a pristine copy."""
+        try:
+            pristine = self.pristine_source or self.source_fp.snapshot()
+            with calls.pass_context([]):
+                for earlier in self.pipeline.stages[:self.pipeline.stages.index(stage)]:
+                    pristine = earlier.run(pristine)
+            return structure.first_mismatch(pristine, mutated) or "(structural hash changed)"
+        except Exception as exc:  # noqa: BLE001 - the path is a courtesy, the verdict stands
+            return f"(structural hash changed; replay failed: {type(exc).__name__})"
+
+    def _replay_naming_json_change(self):
+        """Replay the path over a pristine copy comparing JSON after every pass.
+
+        (stage, pass, index, note) of the first pass (or, for a stage that is no pass,
+        the stage) that changed its input or the source outside structural equality;
+        the note says why no pass was named when the replay itself failed.
+        """
+        pristine = self.source_fp.snapshot()
+        replay = PassGuard(no_emit, json_watch=True)
+        current = pristine
+        try:
+            for stage in self.pipeline.stages:
+                watched = [Watched("source", pristine, by_json=True)]
+                if current is not pristine:
+                    watched.append(Watched("stage input", current, by_json=True))
+                replay.begin_stage(stage.name, watched)
+                with calls.pass_context([replay.instrument()]):
+                    output = stage.run(current)
+                replay.end_stage()
+                if replay.findings:
+                    record = replay.findings[0].record
+                    return stage.name, record.name, record.index, ""
+                if any(w.moved() for w in watched):
+                    return stage.name, None, None, ""
+                if stage is self.pipeline.final:
+                    break
+                current = output
+        except Exception as exc:  # noqa: BLE001 - naming is a courtesy; the violation stands
+            return "(whole path)", None, None, \
+                f"; the replay to name the pass failed: {type(exc).__name__}"
+        return "(whole path)", None, None, ""

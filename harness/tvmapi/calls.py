@@ -1,0 +1,123 @@
+"""The TVM calls the paths make: import, passes, extraction, tuning, compilation, and
+what their outcomes are, comparably.
+
+Passes are built by name (`relax_transform`), so a stage's call and the text its
+reproducer runs come from one definition (pipelines.transform_stage).
+meta_schedule lives at `tvm.s_tir.meta_schedule` (older trees: `tvm.meta_schedule`).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from harness.tvmapi.loading import meta_schedule, tvm
+from harness.tvmapi.structure import structural_hash
+
+
+def from_onnx(model, shape_dict: dict | None = None):
+    from tvm.relax.frontend.onnx import from_onnx as _from_onnx
+    tvm()
+    return _from_onnx(model, shape_dict=shape_dict)
+
+
+def relax_transform(name: str, *args):
+    """`relax.transform.NAME(*args)`: every relax pass a stage runs, built by its name."""
+    return getattr(tvm().relax.transform, name)(*args)
+
+
+def zero_pipeline():
+    return tvm().relax.get_pipeline("zero")
+
+
+def extract_tasks(mod, target) -> list:
+    return list(meta_schedule().relax_integration.extract_tasks(mod, target))
+
+
+def task_signature(task) -> tuple:
+    """(name, weight, hash of every dispatched function) of one extracted task."""
+    return (str(task.task_name), int(task.weight),
+            tuple(int(structural_hash(func)) for func in task.dispatched))
+
+
+def task_signatures(tasks) -> list[tuple]:
+    """The extract path's outcome: one signature per extracted task, sorted."""
+    return sorted(task_signature(task) for task in tasks)
+
+
+def is_pass(obj) -> bool:
+    return isinstance(obj, tvm().transform.Pass)
+
+
+def run_pass(pass_obj, mod):
+    """Run a pass in the current PassContext (the runner's guarded one)."""
+    return pass_obj(mod)
+
+
+def pass_context(instruments=()):
+    """The PassContext every stage runs in: opt_level 3 as the pipelines use, and the
+    harness's instruments, which only record. Never TVM's `testing.immutable_module`
+    check: it raises, FoldConstant's nested build swallows that and folds nothing, and
+    the guarded run would no longer be the run users make (pass_guard.py)."""
+    return tvm().transform.PassContext(opt_level=3, instruments=list(instruments))
+
+
+def pass_instrument(cls):
+    """Make `cls` (run_before_pass / run_after_pass methods) a TVM PassInstrument class."""
+    return tvm().ir.instrument.pass_instrument(cls)
+
+
+def static_shape_tuning_pipeline(total_trials: int, target, work_dir: str, prepack: bool,
+                                 max_trials_per_task: int):
+    """TVM's own tuning pipeline (one module pass), not a copy of it."""
+    return tvm().relax.pipeline.static_shape_tuning_pipeline(
+        total_trials=total_trials, target=target, work_dir=work_dir,
+        cpu_weight_prepack=prepack, max_trials_per_task=max_trials_per_task)
+
+
+def tuned_workloads(work_dir: str) -> list[tuple[str, int]]:
+    """(kind, structural hash) of every workload the tuning database holds."""
+    database = meta_schedule().database.JSONDatabase(work_dir=work_dir)
+    return [("workload", int(structural_hash(record.workload.mod)))
+            for record in database.get_all_tuning_records()]
+
+
+def tune_dependencies_missing() -> str | None:
+    """meta_schedule's tuner imports these, which apache-tvm does not declare."""
+    missing = []
+    for name in ("psutil", "cloudpickle", "xgboost"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return ", ".join(missing) if missing else None
+
+
+def compile_module(mod, target):
+    """tvm.compile: the default build pipeline and code generation, to a VM executable."""
+    return tvm().compile(mod, target=target)
+
+
+def executable_signature(executable) -> list[tuple[str, int]]:
+    """What an executable is, comparably: the VM bytecode and the generated LLVM IR.
+
+    Two compiles of equal modules differ only in the addresses LLVM's TBAA metadata
+    embeds ("0x5626...", "0x55da....w4.b0"), masked here; the bytecode text is
+    deterministic. Comparing these rather than the lowered IRModules also covers code
+    generation itself.
+    """
+    import hashlib
+    import re
+    parts = [("vm-bytecode", executable.as_text())]
+    for index, lib in enumerate(executable.mod.imports):
+        try:
+            source = lib.inspect_source()
+        except Exception as exc:  # noqa: BLE001 - a module kind without source text
+            source = f"(no source text: {type(exc).__name__})"   # said, and still compared
+        parts.append((f"{lib.kind}-source[{index}]", re.sub(r'"0x[0-9a-f]+', '"0x?', source)))
+    return [(name, int(hashlib.sha256(text.encode()).hexdigest()[:15], 16))
+            for name, text in parts]
+
+
+def as_module_pass(func: Callable, name: str):
+    """Wrap a plain IRModule -> IRModule function as a module pass."""
+    return tvm().transform.module_pass(lambda mod, _ctx: func(mod), opt_level=0, name=name)

@@ -1,0 +1,18 @@
+"""What TVM's error texts mean: the frontend refusing an operator is "cannot test"."""
+from __future__ import annotations
+
+# The frontend's explicit refusals (measured on the onnx-node catalog, 0.27.0.post1):
+# "Dynamic Split not yet supported", "Dynamic pads are not supported yet",
+# "Type <...Var> for size is currently unsupported".
+_REFUSALS = ("not yet supported", "not supported yet", "currently unsupported")
+
+
+def is_unsupported_op_error(exc: BaseException) -> bool:
+    """The frontend's way of saying it has no converter for an operator (or an attribute
+    or input form of it); a crash inside a converter is an error, not this.
+    OpAttributeInvalid: 0.25's Pad converter refuses mode="wrap" (0.26 converts it)."""
+    text = f"{type(exc).__name__}: {exc}"
+    lowered = text.lower()
+    return ("OpNotImplemented" in text or "OpAttributeInvalid" in text
+            or ("not supported" in lowered and "operator" in lowered)
+            or any(refusal in lowered for refusal in _REFUSALS))

@@ -1,0 +1,55 @@
+"""Structural identity of IR: hashes, equality, the first mismatch, identity maps.
+
+Structural equality lives in `tvm_ffi` (not `tvm.ir`) on every supported release.
+"""
+from __future__ import annotations
+
+from harness.tvmapi.copiers import save_json
+from harness.tvmapi.loading import ffi
+
+
+def structural_hash(obj, map_free_vars: bool = False) -> int:
+    return ffi().structural_hash(obj, map_free_vars=map_free_vars)
+
+
+def structural_equal(a, b, map_free_vars: bool = False) -> bool:
+    return bool(ffi().structural_equal(a, b, map_free_vars))
+
+
+def first_mismatch(a, b, map_free_vars: bool = False) -> str | None:
+    """Access path (as text) of the first structural difference, or None."""
+    found = ffi().get_first_structural_mismatch(a, b, map_free_vars)
+    if found is None:
+        return None
+    return str(found[0])
+
+
+def module_identity(mod) -> tuple:
+    """Which objects the module maps to, by identity: cheap (no IR walk), and it moves
+    when a pass rebinds a function in place (`mod[gv] = f`), even to an equal function
+    with another span, which structural hashing cannot see. Compare two with
+    `identity_changes`, which tells a real rebinding from a no-op one."""
+    functions = {gv.__chandle__(): (gv, func) for gv, func in mod.functions.items()}
+    attrs = getattr(mod, "attrs", None)
+    return functions, (attrs.__chandle__() if attrs is not None else None)
+
+
+def identity_changes(before: tuple, after: tuple) -> list[str]:
+    """Names of the functions rebound in place to something else (JSON text differs).
+
+    Some TVM passes rebind a function to an identical copy (tirx.AnnotateEntryFunc's
+    `mod->Update` re-adding an attribute the function already has): same text, same
+    hash, nothing any holder could observe. Those are not mutations.
+    """
+    (functions_before, attrs_before), (functions_after, attrs_after) = before, after
+    changed = []
+    for handle in functions_before.keys() | functions_after.keys():
+        old, new = functions_before.get(handle), functions_after.get(handle)
+        if old is None or new is None:
+            changed.append((old or new)[0].name_hint)
+        elif old[1].__chandle__() != new[1].__chandle__() and \
+                save_json(old[1]) != save_json(new[1]):
+            changed.append(new[0].name_hint)
+    if attrs_before != attrs_after:
+        changed.append("(module attrs)")
+    return sorted(changed)
