@@ -169,3 +169,70 @@ def test_every_registered_reproducer_exists():
                 if issue.reference.startswith("not yet reported upstream")]
     assert findings and all(issue.reproducer for issue in findings), \
         [issue.reference for issue in findings if not issue.reproducer]
+
+
+SUITE_REGISTRY = """
+[[issue]]
+id = "suite-strict"
+case = "*test_a.py::test_one"
+path = "suite"
+pass = "SomePass"
+verdict = "mutated"
+reference = "strict, one test"
+
+[[issue]]
+id = "suite-dtype"
+case = "*"
+path = "suite"
+verdict = "lossy-roundtrip"
+copier = "tvmscript"
+access_path = "*index_map.initial_indices*"
+strict = false
+reference = "an access path class"
+
+[[issue]]
+id = "catalog-everything"
+case = "*"
+verdict = "mutated"
+strict = false
+reference = "a catalog entry: never judges suite findings"
+"""
+
+
+def _suite_registry(tmp_path, monkeypatch):
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE_REGISTRY)
+    entries = known_issues.read(str(path))
+    monkeypatch.setattr(known_issues, "registry", lambda: entries)
+
+
+def test_suite_findings_are_judged_by_suite_entries_only(tmp_path, monkeypatch):
+    _suite_registry(tmp_path, monkeypatch)
+    mutated = Violation("mutated", "suite", "(its input)", "x", pass_name="OtherPass")
+    lossy = Violation("lossy-roundtrip", "suite",
+                      '<root>.functions[I.GlobalVar("main")].body.value.attrs.index_map'
+                      '.initial_indices[0].ty.dtype', "x", phase="copy", copier="tvmscript")
+    judged = known_issues.judge_suite([("t/test_b.py::test_two", mutated),
+                                       ("t/test_b.py::test_two", lossy)],
+                                      ["t/test_b.py::test_two"], {})
+    assert [v for _, v in judged.unknown] == [mutated]   # the catalog's "*" does not apply
+    assert [entry.id for _, _, entry in judged.known] == ["suite-dtype"]
+    assert judged.stale == [] and judged.status == "new"   # test_one did not run: not stale
+
+
+def test_a_strict_suite_entry_is_stale_only_when_its_test_ran(tmp_path, monkeypatch):
+    _suite_registry(tmp_path, monkeypatch)
+    judged = known_issues.judge_suite([], ["t/test_a.py::test_one"], {})
+    assert [entry.id for entry in judged.stale] == ["suite-strict"]
+    assert judged.exit_code == 1
+    error = Violation("harness-error", "suite", "(guard)", "ours")
+    assert known_issues.judge_suite([("t/test_a.py::test_one", error)],
+                                    ["t/test_a.py::test_one"], {}).exit_code == 4
+
+
+def test_access_paths_match_exactly_or_with_star_only():
+    assert known_issues._path_matches('a.functions[I.GlobalVar("main")]',
+                                      'a.functions[I.GlobalVar("main")]')
+    assert not known_issues._path_matches("a.f[0]", "a.f0")   # brackets are not classes
+    assert known_issues._path_matches("*.dtype", "x.params[0].ty.dtype")
+    assert not known_issues._path_matches("*.dtype", "x.params[0].ty")

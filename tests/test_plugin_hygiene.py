@@ -44,7 +44,8 @@ def test_unrelated_project_sees_no_difference(tmp_path):
     (project / "tests" / "test_theirs.py").write_text(TEST)
     (project / "pytest.ini").write_text("[pytest]\n")
     with_plugin = _run(project, tmp_path / "with.json")
-    without = _run(project, tmp_path / "without.json", "-p", "no:tvm_harness")
+    without = _run(project, tmp_path / "without.json", "-p", "no:tvm_harness",
+                   "-p", "no:harness.suite.plugin")
     assert with_plugin[0] == without[0] == 0, (with_plugin, without)
     assert with_plugin[1].split(" in ")[0] == without[1].split(" in ")[0] == "2 passed"
     assert with_plugin[2]["max_examples"] == without[2]["max_examples"] == 7
@@ -54,6 +55,7 @@ def test_unrelated_project_sees_no_difference(tmp_path):
 def test_plugin_options_are_prefixed():
     proc = subprocess.run([sys.executable, "-m", "pytest", "--help"], capture_output=True,
                           text=True, timeout=120)
-    section = proc.stdout.split("TVM extraction invariants")[1].split("\n\n")[0]
-    options = [word for word in section.split() if word.startswith("--")]
-    assert options and all(option.startswith("--harness-") for option in options), options
+    for title in ("TVM extraction invariants", "guard every TVM pass a test runs"):
+        section = proc.stdout.split(title)[1].split("\n\n")[0]
+        options = [word for word in section.split() if word.startswith("--")]
+        assert options and all(option.startswith("--harness-") for option in options), options

@@ -16,6 +16,7 @@ import dataclasses
 import fnmatch
 import functools
 import os
+import re
 import tomllib
 
 from packaging.specifiers import SpecifierSet
@@ -43,7 +44,7 @@ class KnownIssue:
     path: str = ""       # extract | tune | compile, "" = any
     stage: str = ""      # the violation's stage, "" = any
     pass_name: str = ""  # glob over the violation's pass ("pass" in the file), "" = any
-    access_path: str = ""  # the violation's access path, e.g. "(outcome)"; "" = any
+    access_path: str = ""  # the violation's access path, e.g. "(outcome)"; `*` = any text
     strict: bool = True  # False: the bug may or may not show on a case in scope
     reproducer: str = ""  # reproducers/<file>, relative to the registry's folder
     phase: str = ""      # the violation's phase (verdict.PHASES), "" = any
@@ -81,7 +82,7 @@ class KnownIssue:
     def explains(self, violation: Violation) -> bool:
         if violation.kind != self.verdict or (self.stage and self.stage != violation.stage):
             return False
-        if self.access_path and self.access_path != violation.access_path:
+        if self.access_path and not _path_matches(self.access_path, violation.access_path):
             return False
         if (self.phase and self.phase != violation.phase) or (
                 self.copier and self.copier != violation.copier):
@@ -101,6 +102,15 @@ class KnownIssue:
         where = f" at {self.stage}" if self.stage else ""
         where += f", pass {self.pass_name}" if self.pass_name else ""
         return f"{self.verdict}{where} ({self.reference})"
+
+
+def _path_matches(pattern: str, access_path: str) -> bool:
+    """An entry's access path: exact, or with `*` standing for any text (the only
+    wildcard: access paths are full of brackets, which fnmatch would read as classes)."""
+    if "*" not in pattern:
+        return pattern == access_path
+    return re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")),
+                        access_path) is not None
 
 
 def _within(version: str | None, spec: str, source_builds: bool = False) -> bool:
@@ -250,3 +260,70 @@ def judge(result: Result, kinds: tuple[str, ...] | None = None,
                  and (kinds is None or entry.verdict in kinds)
                  and (not entry.stage or entry.stage in ran)]
     return Judgement(known, unknown, stale, result.verdict)
+
+
+# ---- findings of a guarded test suite (harness.suite) ----------------------
+
+SUITE_PATH = "suite"   # entries with `path = "suite"` judge suite findings, and only them
+
+
+@dataclasses.dataclass
+class SuiteJudgement:
+    """A guarded session's findings read against the registry: per finding the entry that
+    explains it (or none), and the strict suite entries that explained nothing although a
+    test they cover ran."""
+    known: list[tuple[str, Violation, KnownIssue]]
+    unknown: list[tuple[str, Violation]]
+    stale: list[KnownIssue]
+    harness_errors: list[tuple[str, Violation]]
+
+    @property
+    def status(self) -> str:
+        if self.harness_errors:
+            return "harness-error"
+        if self.unknown:
+            return "new"
+        if self.stale:
+            return "stale"
+        return "known" if self.known else "pass"
+
+    @property
+    def exit_code(self) -> int:
+        return status_of(self.status).exit
+
+
+def suite_entries(versions: dict) -> list[KnownIssue]:
+    """The suite entries on this stack, most specific first."""
+    found = [entry for entry in registry()
+             if entry.path == SUITE_PATH and entry.on_stack(versions)]
+    return sorted(found, key=lambda entry: -entry.specificity)
+
+
+def explaining(entries: list[KnownIssue], test: str, violation: Violation) -> KnownIssue | None:
+    return next((entry for entry in entries
+                 if any(fnmatch.fnmatch(test, glob) for glob in entry.case)
+                 and entry.explains(violation)), None)
+
+
+def judge_suite(findings: list[tuple[str, Violation]], tests_ran: list[str],
+                versions: dict) -> SuiteJudgement:
+    """`findings`: (test id, violation). A suite entry's `case` globs are over test ids
+    (`tests/python/relax/test_x.py::*`). "unsupported" (a copier that cannot carry a
+    module) is counted by the summary, not judged."""
+    entries = suite_entries(versions)
+    known, unknown, errors, used = [], [], [], set()
+    for test, violation in findings:
+        if violation.kind == "unsupported":
+            continue
+        if violation.kind == "harness-error":
+            errors.append((test, violation))
+            continue
+        entry = explaining(entries, test, violation)
+        if entry is None:
+            unknown.append((test, violation))
+        else:
+            known.append((test, violation, entry))
+            used.add(entry)
+    stale = [entry for entry in entries if entry.strict and entry not in used
+             and any(fnmatch.fnmatch(test, glob) for test in tests_ran for glob in entry.case)]
+    return SuiteJudgement(known, unknown, stale, errors)

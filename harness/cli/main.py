@@ -202,6 +202,7 @@ def _extra_commands():
         bisect_step,
         envs,
         fuzz,
+        guard_suite,
         matrix,
         passes,
         reduce,
@@ -210,12 +211,26 @@ def _extra_commands():
     )
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
             bisect_step.register, matrix.register, envs.register, reduce.register,
-            passes.register, reproducers.register]
+            passes.register, reproducers.register, guard_suite.register]
+
+
+def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
+    """`guard-suite PATH -- -k foo`: what follows the first `--` is pytest's."""
+    if "--" not in argv:
+        return argv, []
+    at = argv.index("--")
+    return argv[:at], argv[at + 1:]
 
 
 def main(argv=None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        own, passthrough = _split_passthrough(list(sys.argv[1:] if argv is None else argv))
+        args = build_parser().parse_args(own)
+        if passthrough and not getattr(args, "takes_pytest_args", False):
+            raise BadInput(f"unexpected arguments after '--': {' '.join(passthrough)} "
+                           "(only guard-suite passes arguments on, to pytest)")
+        if passthrough:
+            args.pytest_args = passthrough
         _add_user_cases(args.user_cases)
         return args.func(args)
     except BadInput as exc:

@@ -299,3 +299,39 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
                              describe_death(returncode, stderr_text, where), pass_name, index,
                              phase=phase, copier=copier))
     return result
+
+
+class _Command(_ColdChild):
+    """Any command in its own process group, killable by cancel_all (guard-suite's pytest)."""
+
+    def __init__(self, argv, output_path, env, cwd):
+        self.stderr = open(output_path, "w")
+        self.proc = subprocess.Popen(argv, stdout=self.stderr, stderr=subprocess.STDOUT,
+                                     env=env, cwd=cwd, start_new_session=True)
+
+
+def run_command(argv: list[str], output_path: str, timeout: float, env: dict | None = None,
+                cwd: str | None = None) -> tuple[int | None, bool]:
+    """(return code, timed out) of `argv`, its output in `output_path`; past `timeout` its
+    whole process group is killed (None). Raises Cancelled after cancel_all()."""
+    _raise_if_cancelled()
+    child = _Command(argv, output_path, env, cwd)
+    with _live_lock:
+        _live.add(child)
+    deadline = time.monotonic() + timeout
+    try:
+        while child.poll() is None:
+            _raise_if_cancelled()
+            if time.monotonic() > deadline:
+                child.kill()
+                return None, True
+            time.sleep(0.1)
+        returncode = child.wait()
+        _raise_if_cancelled()
+        return returncode, False
+    except BaseException:
+        child.kill()
+        raise
+    finally:
+        with _live_lock:
+            _live.discard(child)

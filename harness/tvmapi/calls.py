@@ -48,6 +48,10 @@ def is_pass(obj) -> bool:
     return isinstance(obj, tvm().transform.Pass)
 
 
+def is_module(obj) -> bool:
+    return isinstance(obj, tvm().IRModule)
+
+
 def run_pass(pass_obj, mod):
     """Run a pass in the current PassContext (the runner's guarded one)."""
     return pass_obj(mod)

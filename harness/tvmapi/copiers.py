@@ -1,6 +1,7 @@
 """The ways a module is copied: deepcopy (TVM's is save_json + load_json), JSON, TVMScript."""
 from __future__ import annotations
 
+import concurrent.futures
 import copy
 
 from harness.tvmapi.loading import tvm
@@ -24,6 +25,17 @@ def tvmscript(mod) -> str:
     return mod.script(show_meta=True)
 
 
+_parser_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tvmscript")
+
+
+def parse_tvmscript(text: str):
+    """`tvm.script.from_source(text)`, on a thread of its own: the parser keeps the stack it
+    was called from (`inspect.stack()` in `I.ir_module`, freed only by the cycle collector),
+    and from a pass instrument that stack holds the pass's input, which a copy-on-write
+    pass would then copy instead of changing in place (the suite guard must not)."""
+    return _parser_thread.submit(tvm().script.from_source, text).result()
+
+
 class CopierUnsupported(Exception):
     """This copier cannot carry this module (a construct it cannot print or parse)."""
 
@@ -37,7 +49,7 @@ def tvmscript_copy(mod):
     except Exception as exc:
         raise CopierUnsupported(f"TVMScript cannot print it: {first_line(exc)[:300]}") from exc
     try:
-        return tvm().script.from_source(text)
+        return parse_tvmscript(text)
     except Exception as exc:
         raise CopierUnsupported(
             f"TVMScript cannot parse its own text: {first_line(exc)[:300]}") from exc

@@ -78,7 +78,7 @@ class _Open:
     name: str
     index: int
     started: float
-    module: object
+    module: object          # None: not watched
     identity: tuple
     hash: int | None
     json_text: str | None
@@ -93,9 +93,17 @@ class Finding:
 
 
 class PassGuard:
+    """`shared_only` (the suite guard): watch a pass's input only when someone besides
+    the pass holds it. Holding it (the fingerprints keep references) would make a
+    copy-on-write pass copy an input it could have changed in place, which a test that
+    counts references sees (TVM's test_cow_pass does); a change to an input nobody else
+    holds is invisible anyway. `check` watches every input, as TVM's own check does, so
+    it also sees a pass that breaks copy-on-write on an input that happens to be unique."""
+
     def __init__(self, emit: Callable[[dict], None], crash_input_path: str | None = None,
-                 json_watch: bool = False):
+                 json_watch: bool = False, shared_only: bool = False):
         self.emit = emit
+        self.shared_only = shared_only
         self.crash_input_path = crash_input_path
         self.json_watch = json_watch
         self.stage = ""
@@ -137,6 +145,10 @@ class PassGuard:
                    "index": self.counter})
         if self.crash_input_path:
             self._keep_input(mod)
+        if self.shared_only and not structure.held_elsewhere(mod):
+            self.stack.append(_Open(name, self.counter, time.perf_counter(), None, (), None,
+                                    None))
+            return
         self.stack.append(_Open(name, self.counter, time.perf_counter(), mod,
                                 structure.module_identity(mod), _hash(mod),
                                 copiers.save_json(mod) if self.json_watch else None))
@@ -173,6 +185,8 @@ class PassGuard:
     def _how_input_moved(entry: _Open) -> str:
         """How the pass's input changed under it, or "" (the cheapest telling test first)."""
         module = entry.module
+        if module is None:   # not watched (shared_only): nobody else could see a change
+            return ""
         if structure.identity_changes(entry.identity, structure.module_identity(module)):
             return "a function was rebound in place"
         if entry.hash is not None and _hash(module) != entry.hash:

@@ -4,8 +4,10 @@ Structural equality lives in `tvm_ffi` (not `tvm.ir`) on every supported release
 """
 from __future__ import annotations
 
+import functools
+
 from harness.tvmapi.copiers import save_json
-from harness.tvmapi.loading import ffi
+from harness.tvmapi.loading import ffi, tvm
 
 
 def structural_hash(obj, map_free_vars: bool = False) -> int:
@@ -22,6 +24,27 @@ def first_mismatch(a, b, map_free_vars: bool = False) -> str | None:
     if found is None:
         return None
     return str(found[0])
+
+
+# A pass instrument's callback sees a module the pass alone holds with this many
+# references: the caller's and the callback argument's (measured on 0.25, 0.26, 0.27).
+USE_COUNT_IN_CALLBACK = 2
+
+
+@functools.cache
+def _use_count():
+    return tvm().get_global_func("testing.object_use_count")
+
+
+def use_count(obj) -> int:
+    """How many references hold this TVM object (TVM's own testing.object_use_count)."""
+    return int(_use_count()(obj))
+
+
+def held_elsewhere(mod) -> bool:
+    """Inside a pass instrument's callback: does anyone besides the pass hold `mod`? If not,
+    an in-place change is invisible (copy-on-write semantics: `mod._move()` into a pass)."""
+    return use_count(mod) > USE_COUNT_IN_CALLBACK
 
 
 def module_identity(mod) -> tuple:

@@ -1,0 +1,8 @@
+"""Any pytest suite as a corpus: every pass its tests run, guarded (TVM's own tests first).
+
+session_guard  the guard over a session (one PassGuard in every PassContext, copies
+               of each distinct pass input and output after each test);
+plugin         `pytest --harness-guard`: records per test, the merged summary, exit status;
+summary        merging records and reading them against the registry (path "suite").
+`python -m harness guard-suite` (cli/guard_suite.py) runs a suite file by file under it.
+"""

@@ -1,0 +1,135 @@
+"""pytest plugin: `--harness-guard` runs every pass of any test session under the guard.
+
+Loaded through the `pytest11` entry point where the harness is installed (or with
+`-p harness.suite.plugin`), it is inert unless `--harness-guard` is given: no TVM
+import, only `--harness-guard-*` options. With it, each test's pass applications are
+recorded (session_guard.py) and one line per test goes to
+OUT/records-<worker>.jsonl; the process that ends the session (the xdist controller,
+or the only process) merges every worker's lines into OUT/summary.{md,json,html}.
+Test outcomes are never changed. The session's exit status is pytest's when tests
+failed; otherwise 1 when the guard found something the registry does not explain
+(or a registered suite finding went stale), 4 on a failure of the guard itself.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import time
+
+import pytest
+
+DEFAULT_OUT = ".harness-guard"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("tvm-harness-guard", "guard every TVM pass a test runs "
+                                                 "(harness suite guard)")
+    group.addoption("--harness-guard", action="store_true",
+                    help="record pass input mutation and lossy copies of every pass "
+                         "application in this session")
+    group.addoption("--harness-guard-out", default=DEFAULT_OUT, metavar="DIR",
+                    help=f"where records and the summary go (default {DEFAULT_OUT})")
+    group.addoption("--harness-guard-max-bytes", type=int, default=None, metavar="N",
+                    help="modules whose JSON text is larger are counted, not copied")
+
+
+def pytest_configure(config):
+    if config.getoption("harness_guard"):
+        config.pluginmanager.register(GuardedSession(config), "harness-guard-session")
+
+
+def _worker(config) -> str:
+    return getattr(config, "workerinput", {}).get("workerid", "main")
+
+
+class GuardedSession:
+    def __init__(self, config):
+        self.config = config
+        self.out = os.path.abspath(config.getoption("harness_guard_out"))
+        self.worker = _worker(config)
+        self.is_worker = hasattr(config, "workerinput")
+        self.guard = None
+        self.sink = None
+        self.outcomes: dict[str, str] = {}
+        self.versions: dict = {}
+        self.summary: dict | None = None
+
+    # ---- where the session starts and ends ---------------------------------
+
+    def pytest_sessionstart(self, session):
+        os.makedirs(self.out, exist_ok=True)
+        if not self.is_worker:   # a fresh session: earlier records would be merged in
+            for path in glob.glob(os.path.join(self.out, "records-*.jsonl")):
+                os.remove(path)
+
+    def _start_guard(self) -> None:
+        """On the first test (an xdist controller runs none, and never imports TVM)."""
+        from harness.suite import session_guard, summary
+        from harness.tvmapi import loading
+        max_bytes = self.config.getoption("harness_guard_max_bytes")
+        self.guard = session_guard.SessionGuard(
+            max_bytes=max_bytes or session_guard.DEFAULT_MAX_BYTES)
+        self.guard.install()
+        self.versions = loading.versions()
+        self.sink = open(summary.records_path(self.out, self.worker), "a", buffering=1)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        if self.guard is None:
+            self._start_guard()
+        self.guard.begin_test(item.nodeid)
+        started = time.perf_counter()
+        yield
+        seconds = time.perf_counter() - started
+        record = self.guard.end_test()
+        line = {"test": item.nodeid, "outcome": self.outcomes.pop(item.nodeid, "passed"),
+                "test_seconds": round(seconds - record.guard_seconds, 4),
+                "passes": record.passes, "pass_names": record.pass_names,
+                "modules_copied": record.modules_copied,
+                "modules_remembered": record.modules_remembered,
+                "over_cap": record.over_cap, "held_after": record.held_after,
+                "guard_seconds": record.guard_seconds,
+                "violations": [violation.to_json() for violation in record.violations],
+                **self.versions}
+        self.sink.write(json.dumps(line) + "\n")
+
+    def pytest_runtest_logreport(self, report):
+        """The test's outcome: failed if any phase failed, else skipped/xfailed/passed."""
+        if self.outcomes.get(report.nodeid) == "failed":
+            return
+        if report.failed:
+            self.outcomes[report.nodeid] = "failed"
+        elif hasattr(report, "wasxfail"):
+            self.outcomes[report.nodeid] = "xfailed" if report.skipped else "xpassed"
+        elif report.skipped:
+            self.outcomes[report.nodeid] = "skipped"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.guard is not None:
+            self.guard.uninstall()
+        if self.sink is not None:
+            self.sink.close()
+        if self.is_worker:
+            return
+        from harness.suite import summary
+        self.summary = summary.summarize(summary.read([self.out]))
+        summary.write(self.summary, self.out)
+        if session.exitstatus == 0 and self.summary["tests"]:
+            session.exitstatus = self.summary["exit"]
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.summary is None:
+            return
+        from harness.suite import summary
+        writer = terminalreporter
+        writer.section("harness guard")
+        writer.line(summary.headline(self.summary))
+        for finding in self.summary["findings"]:
+            if finding["status"] in ("new", "harness-error"):
+                writer.line(f"{finding['status']}: {finding['signature']} x{finding['count']}"
+                            f" (e.g. {finding['example_test']})")
+        for item in self.summary["stale"]:
+            writer.line(f"stale: [{item['entry']}] {item['reference']}")
+        writer.line(f"records and summary: {self.out}")

@@ -1,0 +1,207 @@
+"""The guard over a whole test session: every pass any test runs, recorded per test.
+
+One PassGuard (the instrument `check` runs pass by pass) sits in every PassContext
+of the session (context_hook). For each test:
+  * a pass that changes its own input while it runs is `mutated` at that pass. Only
+    the pass's own run is watched, so a test editing its module between two passes
+    (its right) is never blamed on a pass; and only an input someone besides the pass
+    holds (PassGuard `shared_only`): holding a reference to a unique input would make a
+    copy-on-write pass copy it, which a test counting references would see;
+  * each distinct module a pass receives or returns (distinct by structural hash,
+    across the whole session) is copied by every copier and compared
+    (oracles.roundtrip), in the instrument's callback so that no reference outlives
+    it: a lossy copy is `lossy-roundtrip` at the pass whose input or output it was;
+    TVMScript refusing to print or parse one is `unsupported` for that copier, as in
+    `check`. A module whose JSON text is over the size cap is counted, not copied.
+Nothing is raised into the test: a failure of the guard's own code is recorded as
+`harness-error` and turns the guard off for the rest of the test.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gc
+import time
+
+from harness import classify
+from harness.oracles import roundtrip
+from harness.tvmapi import calls, context_hook, copiers, structure
+from harness.tvmapi.pass_guard import PassGuard
+from harness.verdict import Violation, first_line
+
+STAGE = "suite"   # the stage of every suite record: passes run by tests, not a path
+DEFAULT_MAX_BYTES = 8_000_000   # a module's JSON text above this is counted, not copied
+MAX_MODULES_PER_TEST = 200      # distinct modules copied per test (the rest counted)
+
+
+@dataclasses.dataclass
+class TestRecord:
+    """What the guard saw in one test."""
+    test: str
+    passes: int = 0                 # pass applications, nested ones included
+    pass_names: list[str] = dataclasses.field(default_factory=list)   # distinct, run order
+    modules_copied: int = 0
+    modules_remembered: int = 0     # copied already, by an earlier test of this session
+    over_cap: int = 0               # not copied: over the size or per-test cap
+    held_after: int = 0             # callbacks after which the guard still held a module
+    guard_seconds: float = 0.0      # the instrument's time, its copies included
+    violations: list[Violation] = dataclasses.field(default_factory=list)
+
+
+class SessionGuard:
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, copier_table=None):
+        self.max_bytes = max_bytes
+        self.copiers = dict(copier_table or roundtrip.COPIERS)
+        self.guard = PassGuard(emit=lambda event: None, shared_only=True)
+        self.remembered: set[int] = set()   # structural hashes copied this session
+        self.record: TestRecord | None = None
+        self.active = False
+        self.busy = False   # copying: a pass a copier runs is not the test's
+        self.broken: Violation | None = None
+        self.seconds = 0.0
+        self.hook = None
+
+    # ---- installed for the session ---------------------------------------
+
+    def install(self) -> None:
+        self.hook = context_hook.install(self._instrument())
+
+    def uninstall(self) -> None:
+        if self.hook is not None:
+            self.hook.uninstall()
+            self.hook = None
+
+    def _instrument(self):
+        session = self
+
+        @calls.pass_instrument
+        class HarnessSuiteGuard:
+            def run_before_pass(self, mod, info):
+                session._safely(session._before, mod, info)
+
+            def run_after_pass(self, mod, info):
+                session._safely(session._after, mod, info)
+        return HarnessSuiteGuard()
+
+    def _safely(self, step, mod, info) -> None:
+        if not self.active or self.busy:
+            return
+        started = time.perf_counter()
+        try:
+            self.busy = True
+            references = structure.use_count(mod)
+            step(mod, info)
+            self._release(mod, references)
+        except Exception as exc:  # noqa: BLE001 - never into the test: recorded, guard off
+            self.active = False
+            self.broken = Violation("harness-error", STAGE, "(guard)",
+                                    f"the suite guard failed: {classify.summary(exc)}",
+                                    pass_name=str(info.name), phase="checks")
+        finally:
+            self.busy = False
+            self.seconds += time.perf_counter() - started
+
+    def _release(self, mod, references: int) -> None:
+        """Leave `mod` with the references it came with. Python code that walks TVM objects
+        can leave reference cycles holding a wrapper of it (tvm's attribute lookups raise
+        and catch); until the collector frees them, a copy-on-write pass would copy what
+        it could change in place. So collect, young generations first; what still holds
+        it is counted in the test's record (`held_after`)."""
+        for generation in (1, 2):
+            if structure.use_count(mod) <= references:
+                return
+            gc.collect(generation)
+        if structure.use_count(mod) > references:
+            self.record.held_after += 1
+
+    def _before(self, mod, info) -> None:
+        self.guard.run_before_pass(mod, info)
+        self._copy_checked(mod, "input", str(info.name))
+
+    def _after(self, mod, info) -> None:
+        self.guard.run_after_pass(mod, info)
+        self._copy_checked(mod, "output", str(info.name))
+
+    # ---- one test ----------------------------------------------------------
+
+    def begin_test(self, test: str) -> None:
+        self.guard.begin_stage(STAGE, [])
+        self.record = TestRecord(test)
+        self.broken, self.seconds, self.active = None, 0.0, True
+
+    def end_test(self) -> TestRecord:
+        """Stop watching: the test's record."""
+        self.active = False
+        records = self.guard.end_stage()
+        record = self.record
+        record.passes = len(records)
+        for pass_record in records:
+            if pass_record.name not in record.pass_names:
+                record.pass_names.append(pass_record.name)
+        for finding in self.guard.findings:
+            if finding.what == "its input":
+                record.violations.append(Violation(
+                    "mutated", STAGE, "(its input)",
+                    f"pass {finding.record.name} changed its input: {finding.how}",
+                    pass_name=finding.record.name, pass_index=finding.record.index))
+        if self.broken:
+            record.violations.append(self.broken)
+        record.guard_seconds = round(self.seconds, 4)
+        self.guard.findings, self.record = [], None
+        return record
+
+    def _copy_checked(self, module, what: str, pass_name: str) -> None:
+        """Copy `module` and compare, unless this session copied its like already."""
+        record = self.record
+        if not calls.is_module(module):
+            return
+        try:
+            key = structure.structural_hash(module)
+        except Exception as exc:  # noqa: BLE001 - TVM's: ours re-raised
+            classify.raise_if_ours(exc, STAGE)
+            record.violations.append(Violation(
+                "error", STAGE, "(structural hash)", f"the pass's {what} cannot be "
+                f"hashed: {first_line(exc)}", pass_name=pass_name, phase="checks"))
+            return
+        if key in self.remembered:
+            record.modules_remembered += 1
+            return
+        self.remembered.add(key)
+        if record.modules_copied >= MAX_MODULES_PER_TEST:
+            record.over_cap += 1
+            return
+        self._copy_one(module, what, pass_name, record)
+
+    def _copy_one(self, module, what: str, pass_name: str, record: TestRecord) -> None:
+        try:
+            text = copiers.save_json(module)
+        except Exception as exc:  # noqa: BLE001 - TVM's: ours re-raised
+            classify.raise_if_ours(exc, STAGE)
+            record.violations.append(Violation(
+                "lossy-roundtrip", STAGE, "(json)", f"save_json of the pass's {what} failed: "
+                f"{first_line(exc)}", pass_name=pass_name, phase="copy", copier="json"))
+            return
+        if len(text) > self.max_bytes:
+            record.over_cap += 1
+            return
+        record.modules_copied += 1
+        for name, copier in self.copiers.items():
+            violation = self._copy_with(name, copier, module, text, what)
+            if violation is not None:
+                violation.pass_name = pass_name
+                record.violations.append(violation)
+
+    def _copy_with(self, name, copier, module, text, what) -> Violation | None:
+        try:
+            copy, failure = roundtrip.copy_with(name, copier, module, STAGE, what)
+        except roundtrip.Unsupported as exc:
+            return Violation("unsupported", STAGE, f"({name})", f"{exc} (the pass's {what})",
+                             phase="copy", copier=name)
+        if failure is not None:
+            return failure
+        try:
+            return roundtrip.compare(module, copy, name, STAGE, text, what)
+        except Exception as exc:  # noqa: BLE001 - TVM's: ours re-raised
+            classify.raise_if_ours(exc, STAGE)
+            return Violation("error", STAGE, f"({name})", f"comparing the {name} copy of "
+                             f"the pass's {what} failed: {first_line(exc)}", phase="checks",
+                             copier=name)
