@@ -12,21 +12,13 @@ import json
 import os
 from typing import Callable
 
+from harness import jsonl
 from harness.verdict import BadInput
 
 
 def read_rows(path: str) -> list[dict]:
     """The journal's lines; one cut short by a kill mid-write is dropped (run again)."""
-    if not os.path.exists(path):
-        return []
-    rows = []
-    with open(path) as handle:
-        for line in handle:
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return rows
+    return jsonl.read(path)
 
 
 def _ends_with_newline(path: str) -> bool:

@@ -14,6 +14,7 @@ import html
 import json
 import os
 
+from harness import jsonl
 from harness.catalog import known_issues
 from harness.signature import Signature
 from harness.verdict import Violation
@@ -31,12 +32,7 @@ def read(folders: list[str]) -> list[dict]:
     lines = []
     for folder in folders:
         for path in sorted(glob.glob(os.path.join(folder, "**", RECORDS), recursive=True)):
-            with open(path) as handle:
-                for line in handle:
-                    try:
-                        lines.append(json.loads(line))
-                    except json.JSONDecodeError:
-                        continue
+            lines += jsonl.read(path)
     return lines
 
 
