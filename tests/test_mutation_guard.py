@@ -116,3 +116,14 @@ def test_cli_reports_mutated_with_the_pass_and_exits_1():
     assert all(set(p) == {"stage", "name", "index", "seconds", "mutated_input", "raised"}
                for p in data["passes"])
     assert any(p["name"] == "SeededMutatingPass" for p in data["passes"])
+
+
+def test_check_shows_each_violation_as_it_happens():
+    """The README's first command prints progress, a violation included (no --quiet, no
+    --json): each line from the violation event, as the final report names it."""
+    from helpers import cli_here
+    code, out, err = cli_here("check", SMALL_CASE, "--inject-pass",
+                              seeded_spec("hidden_mutator"))
+    assert code == 1, err
+    assert f"[{SMALL_CASE}] ! mutated at stage " in err and "SeededMutatingPass" in err
+    assert "internal error" not in err

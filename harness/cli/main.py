@@ -21,7 +21,14 @@ from harness.cli.options import output_dir, positive_float, positive_int
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
 from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
-from harness.verdict import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, BadInput, Result
+from harness.verdict import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    BadInput,
+    Result,
+    Violation,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,9 +68,9 @@ def progress_printer(case: str):
         elif event["event"] == "pass-end" and event["index"] % 500 == 0:
             print(f"[{case}]   {event['index']} passes ...", file=sys.stderr, flush=True)
         elif event["event"] == "violation":
-            where = f", pass {event['pass']}" if event.get("pass") else ""
-            print(f"[{case}] ! {event['kind']} at {event['stage']}{where}: {event['path']}",
-                  file=sys.stderr, flush=True)
+            violation = Violation.from_json(event)
+            print(f"[{case}] ! {violation.kind} at {violation.where()}: "
+                  f"{violation.access_path}", file=sys.stderr, flush=True)
     return on_event
 
 
