@@ -25,6 +25,13 @@ def _rows(folder) -> int:
                for line in open(path) if line.strip())
 
 
+def _as_from_a_terminal() -> None:
+    """The CLI as a terminal starts it: SIGINT at its default. A test run started in the
+    background of a shell without job control (`.ci/run &`) ignores SIGINT, and an ignored
+    SIGINT is inherited by every child: Ctrl-C could not be sent at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _leftovers(marker: str) -> list[str]:
     """Processes that still carry this run's marker in their environment."""
     found = []
@@ -51,6 +58,7 @@ def test_ctrl_c_stops_at_once_keeping_every_finished_row(tmp_path, args, twice):
     env = dict(os.environ, PYTHONPATH=ROOT, **dict([marker.split("=", 1)]))
     proc = subprocess.Popen([sys.executable, "-m", "harness", *args, "--out", str(tmp_path)],
                             cwd=ROOT, env=env, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while _rows(tmp_path) < 2 and time.monotonic() < deadline and proc.poll() is None:
