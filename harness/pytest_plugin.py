@@ -35,9 +35,21 @@ def pytest_addoption(parser):
                     help="seconds before a case's child is killed (verdict timeout)")
     group.addoption("--harness-full-copies", action="store_true",
                     help="also run the whole path over each copy of the source")
+    group.addoption("--harness-shard", default=None, metavar="K/N",
+                    help="collect only the K-th of N shards of the items (1-based), balanced "
+                         "by --harness-durations (TVM_NUM_SHARDS is left to TVM's own suites)")
+    group.addoption("--harness-durations", default=None, metavar="FILE",
+                    help="JSON {test id: seconds} to balance shards by (every shard the same)")
+    group.addoption("--harness-store-durations", default=None, metavar="FILE",
+                    help="merge this session's test times into FILE")
 
 
 def pytest_configure(config):
+    if config.getoption("harness_shard"):
+        config.pluginmanager.register(_Shard(config), "harness-shard")
+    if config.getoption("harness_store_durations"):
+        config.pluginmanager.register(
+            _DurationRecorder(config.getoption("harness_store_durations")), "harness-durations")
     config.addinivalue_line("markers", "slow: extraction over ~20 s; left to the nightly run")
     config.addinivalue_line("markers", "nightly: heavy work for the nightly profile only")
     config.addinivalue_line("markers", "needs_env: builds a cached virtual environment")
@@ -87,6 +99,44 @@ def pytest_generate_tests(metafunc):
 def harness_path(request):
     """The path an item checks (parametrized when the test asks for it; else extract)."""
     return getattr(request, "param", "extract")
+
+
+class _Shard:
+    """--harness-shard: collect only this shard's items."""
+
+    def __init__(self, config):
+        from harness import shards
+        from harness.verdict import BadInput
+        try:
+            self.shard = shards.parse(config.getoption("harness_shard"), "--harness-shard")
+            self.durations = shards.read_durations(config.getoption("harness_durations"))
+        except BadInput as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    @pytest.hookimpl(tryfirst=True)   # first: the other hooks see only this shard's items
+    def pytest_collection_modifyitems(self, config, items):
+        from harness import shards
+        keep = shards.select(items, lambda item: item.nodeid, self.shard, self.durations)
+        kept = {id(item) for item in keep}
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
+        items[:] = keep
+
+
+class _DurationRecorder:
+    """--harness-store-durations FILE: each test's time (setup, call, teardown) merged into
+    FILE at the end, by the process that ends the session (the xdist controller
+    sees every worker's reports)."""
+
+    def __init__(self, path: str):
+        self.path, self.seconds = path, {}
+
+    def pytest_runtest_logreport(self, report):
+        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session):
+        if not hasattr(session.config, "workerinput"):
+            from harness import shards
+            shards.write_durations(self.path, self.seconds)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -18,10 +18,17 @@ import re
 import sys
 import time
 
+from harness import shards
 from harness.cli import batch
 from harness.cli.journal import Journal
 from harness.cli.matrix import parse_set
-from harness.cli.options import add_journal_options, output_dir, positive_float, positive_int
+from harness.cli.options import (
+    add_journal_options,
+    add_shard_options,
+    output_dir,
+    positive_float,
+    positive_int,
+)
 from harness.paths import REPO_ROOT
 from harness.process import isolate
 from harness.suite import summary
@@ -74,8 +81,15 @@ def _python(args) -> str:
     return envs.python_of(path)
 
 
+def _duration_key(path: str) -> str:
+    """A test file's key in a durations file (shards.py): its path from where the suite runs."""
+    return "guard-suite:" + os.path.relpath(path)
+
+
 def cmd_guard_suite(args) -> int:
-    files = test_files(args.paths)
+    durations = shards.read_durations(args.durations)
+    files = shards.select(test_files(args.paths), _duration_key, shards.chosen(args.shard),
+                          durations)
     output_dir(args.out)
     python = _python(args)
     stack = {"python": python, "guard": not args.no_guard, "pytest_args": args.pytest_args,
@@ -86,7 +100,9 @@ def cmd_guard_suite(args) -> int:
     todo = [path for path in files if path not in journal.done]
     print(f"guard-suite: {len(files)} files, {len(rows)} already done, {len(todo)} to run, "
           f"{'guarded' if not args.no_guard else 'NOT guarded (--no-guard)'}", file=sys.stderr)
-    env = dict(os.environ)
+    # the files are this shard's already: TVM's own conftest would shard each file again
+    env = {key: value for key, value in os.environ.items()
+           if key not in (shards.ENV_COUNT, shards.ENV_INDEX)}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, env.get("PYTHONPATH")) if p)
     started = time.monotonic()
 
@@ -124,6 +140,9 @@ def cmd_guard_suite(args) -> int:
     with journal:
         interrupted = batch.run(todo, one, args.jobs, keep)
     result = _write(args, files, rows)
+    if args.store_durations:
+        shards.write_durations(args.store_durations, {_duration_key(row["file"]): row["seconds"]
+                                                for row in rows if row["file"] in files})
     if interrupted:
         print(f"guard-suite: interrupted; {len(rows)} of {len(files)} files kept "
               "(--resume continues)", file=sys.stderr)
@@ -170,4 +189,5 @@ def register(sub) -> None:
     p.add_argument("--no-guard", action="store_true",
                    help="run the same selection without the guard (to compare times)")
     add_journal_options(p, "guard-suite-rows.jsonl", "this environment")
+    add_shard_options(p, "test files")
     p.set_defaults(func=cmd_guard_suite, pytest_args=[], takes_pytest_args=True)

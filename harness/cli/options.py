@@ -65,3 +65,16 @@ def output_dir(path: str, flag: str = "--out") -> str:
         raise BadInput(f"{flag} {path} cannot be written ({exc.strerror or exc}): "
                        "give a folder you can write to") from None
     return path
+
+
+def add_shard_options(parser, unit: str) -> None:
+    """--shard K/N and --durations FILE: this runner's part of the selection."""
+    parser.add_argument("--shard", default=None, metavar="K/N",
+                        help=f"run only the K-th of N shards of the {unit} (1-based; or "
+                             "TVM_NUM_SHARDS / TVM_SHARD_INDEX, 0-based), balanced by --durations")
+    parser.add_argument("--durations", default=None, metavar="FILE",
+                        help="JSON {key: seconds} to balance shards by (every shard must read "
+                             "the same file)")
+    parser.add_argument("--store-durations", default=None, metavar="FILE",
+                        help="merge this run's times into FILE at the end (the nightly keeps "
+                             "the file --durations reads)")

@@ -23,11 +23,18 @@ import os
 import sys
 import time
 
+from harness import shards
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import batch
 from harness.cli.journal import Journal
-from harness.cli.options import add_journal_options, output_dir, positive_float, positive_int
+from harness.cli.options import (
+    add_journal_options,
+    add_shard_options,
+    output_dir,
+    positive_float,
+    positive_int,
+)
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi import loading
 from harness.tvmapi import passes as registry
@@ -178,6 +185,9 @@ def _sweep(args) -> int:
     runnable = [p for p in selected if p.make is not None]
     work = [(p.name, case, point) for p in runnable
             for case in cases for point in p.points if not args.point or point in args.point]
+    durations = shards.read_durations(args.durations)
+    work = shards.select(work, lambda item: _duration_key((item[0], item[1].id, item[2])),
+                         shards.chosen(args.shard), durations)
     if not work and runnable:
         raise BadInput(f"no (pass, point) to run: the selected passes run at "
                        f"{sorted({point for p in runnable for point in p.points})}, "
@@ -207,8 +217,10 @@ def _sweep(args) -> int:
 
     def one(item):
         name, case, point = item
-        return row_of(name, case.id, point,
-                      run_isolated(case.id, options_of(item), timeout=args.timeout))
+        begun = time.monotonic()
+        row = row_of(name, case.id, point,
+                     run_isolated(case.id, options_of(item), timeout=args.timeout))
+        return {**row, "seconds": round(time.monotonic() - begun, 2)}
 
     def keep(item, row):
         nonlocal checked
@@ -231,6 +243,9 @@ def _sweep(args) -> int:
         print(f"passes: interrupted after {checked} of {len(todo)} checks{kept}",
               file=sys.stderr)
     seconds = time.monotonic() - started
+    if args.store_durations:
+        shards.write_durations(args.store_durations, {_duration_key(_key(row)): row["seconds"]
+                                                for row in rows if "seconds" in row})
     if args.out:
         with open(os.path.join(args.out, "passes.json"), "w") as handle:
             json.dump({"rows": rows, "seconds": round(seconds, 1)}, handle, indent=1)
@@ -247,6 +262,11 @@ def _sweep(args) -> int:
 
 def _key(row: dict) -> tuple:
     return (row["pass"], row["case"], row["point"])
+
+
+def _duration_key(key: tuple) -> str:
+    """A check's key in a durations file (shards.py)."""
+    return "passes:" + ":".join(key)
 
 
 def register(sub) -> None:
@@ -269,6 +289,7 @@ def register(sub) -> None:
                         "passes.json and the rows journal here")
     add_journal_options(p, "passes-rows.jsonl", "this TVM, target and --register file")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1)
+    add_shard_options(p, "pass x case x point checks")
     p.add_argument("--target", default="llvm")
     p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)
     p.set_defaults(func=cmd_passes)

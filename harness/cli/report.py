@@ -15,11 +15,18 @@ import os
 import sys
 import time
 
+from harness import shards
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import batch
 from harness.cli.journal import Journal
-from harness.cli.options import add_journal_options, output_dir, positive_float, positive_int
+from harness.cli.options import (
+    add_journal_options,
+    add_shard_options,
+    output_dir,
+    positive_float,
+    positive_int,
+)
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi import loading
 from harness.tvmapi.pipelines import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
@@ -88,8 +95,15 @@ def _key(case: catalog.Case, options: Options) -> tuple:
     return (case.id, options.layout, options.path, options.target)
 
 
+def _duration_key(key: tuple) -> str:
+    """A row's key in a durations file (shards.py)."""
+    return "report:" + ":".join(str(part) for part in key)
+
+
 def cmd_report(args) -> int:
-    work = plan(args)
+    durations = shards.read_durations(args.durations)
+    work = shards.select(plan(args), lambda item: _duration_key(_key(*item)),
+                         shards.chosen(args.shard), durations)
     output_dir(args.out)
     journal = Journal(args.out, "report", args.resume, row_key, loading.versions(), args.fresh)
     selected = {_key(case, options) for case, options in work}
@@ -116,6 +130,9 @@ def cmd_report(args) -> int:
     with journal:
         interrupted = batch.run(todo, one, args.jobs, keep, first=first)
     write_tables(rows, args.out)
+    if args.store_durations:
+        shards.write_durations(args.store_durations,
+                               {_duration_key(row_key(row)): row["wall_seconds"] for row in rows})
     if interrupted:
         print(f"report: interrupted; {len(rows)} of {len(work)} rows kept in {journal.path} "
               "(--resume continues)", file=sys.stderr)
@@ -137,6 +154,7 @@ def register(sub) -> None:
                    help="cases checked at once (default: one per core)")
     p.add_argument("--all", action="store_true", help="include cases tagged slow or nightly")
     add_journal_options(p, "report-rows.jsonl", "this TVM")
+    add_shard_options(p, "case x layout x path rows")
     p.add_argument("--layout", choices=sorted(LAYOUTS), default=None)
     p.add_argument("--path", choices=PATH_NAMES, default="extract",
                    help="the path every case runs (see `check --help`)")

@@ -1,0 +1,95 @@
+"""Shards: the N parts of a selection are disjoint, make up the selection, are the same on
+every runner, and are balanced by recorded durations; guard-suite and the pytest plugin take
+them (report and passes share the same selection code)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT, cli_here
+
+from harness import shards
+from harness.verdict import BadInput
+
+ITEMS = [f"case-{index:02d}" for index in range(23)]
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 7, 30])
+def test_the_shards_are_disjoint_and_make_up_the_selection(count):
+    durations = {item: float(index % 5 + 1) for index, item in enumerate(ITEMS) if index % 3}
+    parts = shards.split(ITEMS, str, count, durations)
+    assert len(parts) == count
+    together = [item for part in parts for item in part]
+    assert sorted(together) == ITEMS and len(together) == len(set(together))
+    assert all(part == sorted(part) for part in parts)   # each in the selection's order
+    again = [shards.select(list(reversed(ITEMS)), str, shards.Shard(number, count), durations)
+             for number in range(1, count + 1)]
+    assert [sorted(part) for part in again] == [sorted(part) for part in parts]
+
+
+def test_durations_balance_the_shards():
+    durations = {"long": 10.0, "a": 4.0, "b": 3.0, "c": 3.0}
+    parts = shards.split(["a", "b", "c", "long"], str, 2, durations)
+    loads = [sum(durations[item] for item in part) for part in parts]
+    assert sorted(loads) == [10.0, 10.0], parts
+
+
+def test_the_shard_comes_from_the_option_or_tvms_environment():
+    assert shards.chosen(None, {}) is None
+    assert shards.chosen("2/4", {}) == shards.Shard(2, 4)
+    assert shards.chosen(None, {"TVM_NUM_SHARDS": "4", "TVM_SHARD_INDEX": "0"}) == \
+        shards.Shard(1, 4)
+    for bad in ("0/4", "5/4", "x/4", "2"):
+        with pytest.raises(BadInput):
+            shards.parse(bad)
+    with pytest.raises(BadInput):
+        shards.chosen(None, {"TVM_NUM_SHARDS": "4", "TVM_SHARD_INDEX": "4"})
+
+
+def _suite(folder):
+    folder.mkdir()
+    for index in range(5):
+        (folder / f"test_{index}.py").write_text(f"def test_{index}():\n    pass\n")
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    return folder
+
+
+def test_guard_suite_shards_by_file_and_records_durations(tmp_path):
+    suite = _suite(tmp_path / "suite")
+    durations = tmp_path / "durations.json"
+    ran = []
+    for number in (1, 2):
+        out = tmp_path / f"out{number}"
+        code, _, err = cli_here("guard-suite", str(suite), "--no-guard", "--out", str(out),
+                                "--shard", f"{number}/2", "--durations", str(durations),
+                                "--store-durations", str(tmp_path / f"stored{number}.json"))
+        assert code == 0, err
+        with open(out / "summary.json") as handle:
+            ran += [os.path.basename(row["file"]) for row in json.load(handle)["files"]]
+    assert sorted(ran) == [f"test_{index}.py" for index in range(5)]
+    recorded = {**json.loads((tmp_path / "stored1.json").read_text()),
+                **json.loads((tmp_path / "stored2.json").read_text())}
+    assert len(recorded) == 5 and all(key.startswith("guard-suite:") for key in recorded)
+    code, _, err = cli_here("guard-suite", str(suite), "--no-guard", "--out",
+                            str(tmp_path / "bad"), "--shard", "3/2")
+    assert code == 2 and "K must be between 1 and N" in err
+
+
+def test_the_plugin_collects_one_shard_of_the_items(tmp_path):
+    suite = _suite(tmp_path / "suite")
+    durations = tmp_path / "durations.json"
+    durations.write_text(json.dumps({"test_0.py::test_0": 5.0, "test_1.py::test_1": 1.0}))
+    stored = tmp_path / "stored.json"
+    passed = []
+    for number in (1, 2, 3):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-v",
+             "--harness-shard", f"{number}/3", "--harness-durations", str(durations),
+             "--harness-store-durations", str(stored)], cwd=suite, capture_output=True, text=True,
+            timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+        assert proc.returncode == 0, proc.stdout[-2000:]
+        passed += [line.split("::")[1].split()[0] for line in proc.stdout.splitlines()
+                   if " PASSED" in line]
+    assert sorted(passed) == [f"test_{index}" for index in range(5)]
+    assert len(json.loads(stored.read_text())) == 5
