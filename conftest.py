@@ -28,3 +28,26 @@ def pytest_configure(config):
     # --hypothesis-profile (hypothesis's own option) wins over the environment variable.
     if not config.getoption("hypothesis_profile", default=None):
         settings.load_profile(os.environ.get("HARNESS_HYPOTHESIS_PROFILE", "dev"))
+
+
+DURATIONS = os.path.join(os.path.dirname(__file__), "tests", "durations.json")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest first, by tests/durations.json (kept with `--harness-store-durations
+    tests/durations.json`): xdist's two workers then finish together instead of one waiting
+    on a long item that happened to be collected last. A case's items (one xdist group)
+    move together."""
+    from harness import shards
+    durations = {key.split("@")[0]: seconds
+                 for key, seconds in shards.read_durations(DURATIONS).items()}
+
+    def group(item) -> str:
+        marker = item.get_closest_marker("xdist_group")
+        return marker.args[0] if marker and marker.args else item.nodeid
+
+    totals: dict = {}
+    for item in items:
+        key = group(item)
+        totals[key] = totals.get(key, 0.0) + durations.get(item.nodeid.split("@")[0], 1.0)
+    items.sort(key=lambda item: -totals[group(item)])

@@ -158,34 +158,29 @@ def test_guard_records_the_seeded_mutation_merges_workers_and_changes_no_outcome
         in guarded.stdout
 
 
-def test_a_registered_finding_exits_0(suite, tmp_path):
-    """Stale suite entries (exit 1) are judged by known_issues.judge_suite, tested on its own
-    in test_known_issues.py; news (exit 1) by the guard-suite test below."""
-    known = tmp_path / "known"
-    known.mkdir()
-    (known / "known_issues.toml").write_text(REGISTERED)
-    out = tmp_path / "out"
-    registered, _ = _pytest(suite, "-p", "no:xdist", "-k", "not fails", "--harness-guard",
-                            "--harness-guard-out", str(out), cases=known)
-    assert registered.returncode == 0, registered.stdout
-    summary = _summary(out)
-    assert summary["tests"] == 5 and summary["status"] == "known"
-    assert summary["findings"][0]["entry"] == "seeded-mutating-pass"
-
-
-def test_guard_suite_runs_file_by_file_and_compares_with_a_plain_run(suite, tmp_path):
+def test_guard_suite_runs_file_by_file_and_exits_by_the_registry(suite, tmp_path, monkeypatch):
     from tests.helpers import cli
     out = tmp_path / "gs"
     code, _, err = cli("guard-suite", str(suite), "--out", str(out), "--", "-k", "not fails")
-    assert code == 1, err
+    assert code == 1, err                                  # news
     assert "[1/1]" in err and "5 passed" in err
     summary = _summary(out)
     assert summary["findings"][0]["signature"] == "mutated:suite:SeededMutatingPass"
     assert summary["files"][0]["counts"] == {"passed": 5, "deselected": 1}
     assert "| " in open(out / "summary.md").read().split("## Files")[1]
+    # registered now: the resumed run runs nothing again, and its summary reads the same
+    # records against the registry that explains them
+    known = tmp_path / "known"
+    known.mkdir()
+    (known / "known_issues.toml").write_text(REGISTERED)
+    monkeypatch.setenv("HARNESS_CASES", str(known))
     code, _, err = cli("guard-suite", str(suite), "--out", str(out), "--resume", "--",
                        "-k", "not fails")
-    assert code == 1 and "1 already done, 0 to run" in err
+    assert code == 0 and "1 already done, 0 to run" in err, err
+    summary = _summary(out)
+    assert summary["status"] == "known"
+    assert summary["findings"][0]["entry"] == "seeded-mutating-pass"
+    monkeypatch.delenv("HARNESS_CASES")
     plain = tmp_path / "plain"
     code, _, err = cli("guard-suite", str(suite), "--out", str(plain), "--no-guard", "--",
                        "-k", "not fails")

@@ -11,7 +11,8 @@ of the harness out of TVM). One module a job:
   targets     targets as users write them, made into what a release accepts;
   calls       the calls paths make (passes by name, extraction, tuning, compile);
   pipelines   the paths as named stages; passes: every registered pass;
-  pass_guard  the per-pass instrument; inject: user hooks.
+  pass_guard  the per-pass instrument; context_hook: that instrument in every
+              PassContext of a test session (the suite guard); inject: user hooks.
 Measured differences (0.25.0 / 0.26.0 / 0.27.0.post1): tensor annotations are
 `relax.TensorStructInfo` in 0.25 and `relax.TensorType` later; meta_schedule lives at
 `tvm.s_tir.meta_schedule` (older trees: `tvm.meta_schedule`); structural equality lives in
