@@ -12,6 +12,7 @@ import json
 import os
 from typing import Callable
 
+import harness
 from harness import jsonl
 from harness.verdict import BadInput
 
@@ -27,7 +28,8 @@ def _ends_with_newline(path: str) -> bool:
         return handle.read(1) == b"\n"
 
 
-# Bumped when a row's fields change: rows of another format are run again, not mixed in.
+# Bumped when a row's fields change: rows of another format are run again, not mixed in
+# (and `merge` refuses to join rows of two formats or two harness versions).
 ROW_FORMAT = 2
 
 
@@ -40,7 +42,7 @@ class Journal:
     def __init__(self, out_dir: str, command: str, resume: bool,
                  key: Callable[[dict], tuple], stack: dict, fresh: bool = False):
         self.path = os.path.join(out_dir, f"{command}-rows.jsonl")
-        self.stack = {**stack, "row_format": ROW_FORMAT}
+        self.stack = {**stack, "row_format": ROW_FORMAT, "harness": harness.__version__}
         self.resume = resume
         self.done: dict[tuple, dict] = {}
         earlier = read_rows(self.path)

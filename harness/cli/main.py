@@ -211,6 +211,7 @@ def _extra_commands():
         fuzz,
         guard_suite,
         matrix,
+        merge,
         passes,
         reduce,
         report,
@@ -218,7 +219,8 @@ def _extra_commands():
     )
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
             bisect_step.register, matrix.register, envs.register, reduce.register,
-            passes.register, reproducers.register, guard_suite.register]
+            passes.register, reproducers.register, guard_suite.register,
+            merge.register]
 
 
 def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -196,7 +196,7 @@ def _sweep(args) -> int:
         output_dir(args.out)
     # a row depends on the TVM stack, the target and the passes a --register file adds
     stack = {**loading.versions(), "target": args.target, "register": args.register or ""}
-    journal = Journal(args.out, "passes", args.resume, _key, stack, args.fresh) \
+    journal = Journal(args.out, "passes", args.resume, row_key, stack, args.fresh) \
         if args.out else None
     done = journal.done if journal else {}
     rows = [_row(p.name, "*", "*", "skipped", p.skipped) for p in selected if p.make is None]
@@ -244,7 +244,7 @@ def _sweep(args) -> int:
               file=sys.stderr)
     seconds = time.monotonic() - started
     if args.store_durations:
-        shards.write_durations(args.store_durations, {_duration_key(_key(row)): row["seconds"]
+        shards.write_durations(args.store_durations, {_duration_key(row_key(row)): row["seconds"]
                                                 for row in rows if "seconds" in row})
     if args.out:
         with open(os.path.join(args.out, "passes.json"), "w") as handle:
@@ -260,7 +260,7 @@ def _sweep(args) -> int:
     return EXIT_INTERRUPTED if interrupted else exit_code_of_rows(rows)
 
 
-def _key(row: dict) -> tuple:
+def row_key(row: dict) -> tuple:
     return (row["pass"], row["case"], row["point"])
 
 

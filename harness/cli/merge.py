@@ -1,0 +1,123 @@
+"""`python -m harness merge DIR... --out OUT`: shards and release sets joined into one page.
+
+Each DIR is the --out of a `report`, `passes` or `guard-suite` run (a shard of it, on
+one release set). Their rows journals are read as written, never re-run: OUT gets
+report.md / report.json (rows of every set, each with its `set`), matrix.html (cases x
+release sets, the page `matrix` writes), passes.md and guard-suite/summary.*, and the
+exit code is computed on the merged rows. Refused (exit 2), before anything is written:
+rows of two harness versions or row formats, and the same row in two folders
+(overlapping shards, or one folder given twice).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from harness.cli import matrix_page
+from harness.cli import passes as passes_cli
+from harness.cli import report as report_cli
+from harness.cli.journal import read_rows
+from harness.cli.options import output_dir
+from harness.suite import summary
+from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, exit_code_of_rows
+
+COMMANDS = {"report": report_cli.row_key, "passes": passes_cli.row_key}
+
+
+def set_label(stack: dict) -> str:
+    """A release set's column name: the TVM stack a row was measured on."""
+    return f"tvm=={stack.get('tvm_version')} tvm-ffi=={stack.get('tvm_ffi_version')}"
+
+
+def read(folders: list[str]) -> dict[str, list[tuple[str, dict]]]:
+    """{command: [(set label, row)]} of every folder; refuses what must not be joined."""
+    found: dict[str, list[tuple[str, dict]]] = {command: [] for command in COMMANDS}
+    seen: dict[tuple, str] = {}
+    harness_of: dict[tuple, str] = {}
+    for folder in folders:
+        if not os.path.isdir(folder):
+            raise BadInput(f"{folder} is not a folder: give the --out folders of the runs")
+        lines = 0
+        for command, key in COMMANDS.items():
+            for line in read_rows(os.path.join(folder, f"{command}-rows.jsonl")):
+                lines += 1
+                stack = line["stack"]
+                version = (stack.get("harness"), stack.get("row_format"))
+                harness_of.setdefault(version, folder)
+                if len(harness_of) > 1:
+                    (first, where), (second, there) = list(harness_of.items())[:2]
+                    raise BadInput(f"rows of two harness versions (harness, row format): "
+                                   f"{first} in {where}, {second} in {there}; run them again "
+                                   "with one harness")
+                label = set_label(stack)
+                identity = (command, label, json.dumps(stack, sort_keys=True),
+                            key(line["row"]))
+                if identity in seen:
+                    raise BadInput(f"{command} row {key(line['row'])} on {label} is in both "
+                                   f"{seen[identity]} and {folder}: overlapping shards")
+                seen[identity] = folder
+                found[command].append((label, line["row"]))
+        if not lines and not summary.read([os.path.join(folder, "files")]):
+            raise BadInput(f"{folder} holds no rows of report, passes or guard-suite")
+    return found
+
+
+def _cell(row: dict) -> dict:
+    """A report row as the matrix page's cell."""
+    return {"verdict": row["verdict"], "status": row["status"], "failing": row["failing"],
+            "exit": row["exit"], "outcome_count": row["outcome_count"],
+            "seconds": row["wall_seconds"], "stage": "", "pass": "",
+            "detail": row["violations"][0] if row["violations"] else "",
+            "known": row.get("known", []), "path": row.get("path", "extract"), "reproduce": ""}
+
+
+def _row_name(row: dict) -> str:
+    extra = [part for part, default in ((row.get("path"), "extract"), (row.get("target"), "llvm"))
+             if part and part != default]
+    return row["case"] + (f" [{', '.join(extra)}]" if extra else "")
+
+
+def write(found: dict, folders: list[str], out: str) -> int:
+    """The merged outputs; the exit code of the merged rows."""
+    report_rows = [{**row, "set": label} for label, row in found["report"]]
+    labels = sorted({row["set"] for row in report_rows})
+    with open(os.path.join(out, "report.json"), "w") as handle:
+        json.dump({"rows": report_rows, "sets": labels, "from": folders}, handle, indent=1)
+    sections = [report_cli.markdown([row for row in report_rows if row["set"] == label])
+                .replace("# Extraction invariants", f"# {label}:", 1) for label in labels]
+    with open(os.path.join(out, "report.md"), "w") as handle:
+        handle.write("\n".join(sections) or "no report rows\n")
+    names = sorted({_row_name(row) for row in report_rows})
+    cells = {(_row_name(row), row["set"]): _cell(row) for row in report_rows}
+    with open(os.path.join(out, "matrix.html"), "w") as handle:
+        handle.write(matrix_page.render(names, labels, cells, title=f"merged from "
+                                                                    f"{len(folders)} folders"))
+    pass_rows = [row for _, row in found["passes"]]
+    if pass_rows:
+        with open(os.path.join(out, "passes.md"), "w") as handle:
+            handle.write(passes_cli.markdown(pass_rows, with_matrix=True))
+    code = exit_code_of_rows(report_rows + pass_rows)
+    records = summary.read([os.path.join(folder, "files") for folder in folders])
+    if records:
+        merged = summary.summarize(records)
+        os.makedirs(os.path.join(out, "guard-suite"), exist_ok=True)
+        summary.write(merged, os.path.join(out, "guard-suite"))
+        code = max((code, merged["exit"]), key=[EXIT_PASS, EXIT_VIOLATED, EXIT_INTERNAL].index)
+    print(f"merge: {len(report_rows)} report rows on {len(labels)} release sets, "
+          f"{len(pass_rows)} pass rows, {len(records)} guarded tests -> {out}", file=sys.stderr)
+    return code
+
+
+def cmd_merge(args) -> int:
+    found = read(args.folders)
+    output_dir(args.out)
+    return write(found, args.folders, args.out)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("merge", help="join the --out folders of shards and release sets")
+    p.add_argument("folders", nargs="+", metavar="DIR", help="--out folders of report, passes "
+                                                              "or guard-suite runs")
+    p.add_argument("--out", default="merged", help="output folder (default ./merged)")
+    p.set_defaults(func=cmd_merge)
