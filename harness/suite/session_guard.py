@@ -33,6 +33,14 @@ DEFAULT_MAX_BYTES = 8_000_000   # a module's JSON text above this is counted, no
 MAX_MODULES_PER_TEST = 200      # distinct modules copied per test (the rest counted)
 
 
+def _tvm_failed(exc: Exception, kind: str, access_path: str, what: str, pass_name: str,
+                **where) -> Violation:
+    """TVM failing in one of the guard's own calls: the violation it is (ours re-raised)."""
+    classify.raise_if_ours(exc, STAGE)
+    return Violation(kind, STAGE, access_path, f"{what}: {first_line(exc)}",
+                     pass_name=pass_name, **where)
+
+
 @dataclasses.dataclass
 class TestRecord:
     """What the guard saw in one test."""
@@ -158,10 +166,9 @@ class SessionGuard:
         try:
             key = structure.structural_hash(module)
         except Exception as exc:  # noqa: BLE001 - TVM's: ours re-raised
-            classify.raise_if_ours(exc, STAGE)
-            record.violations.append(Violation(
-                "error", STAGE, "(structural hash)", f"the pass's {what} cannot be "
-                f"hashed: {first_line(exc)}", pass_name=pass_name, phase="checks"))
+            record.violations.append(_tvm_failed(
+                exc, "error", "(structural hash)", f"the pass's {what} cannot be hashed",
+                pass_name, phase="checks"))
             return
         if key in self.remembered:
             record.modules_remembered += 1
@@ -176,10 +183,9 @@ class SessionGuard:
         try:
             text = copiers.save_json(module)
         except Exception as exc:  # noqa: BLE001 - TVM's: ours re-raised
-            classify.raise_if_ours(exc, STAGE)
-            record.violations.append(Violation(
-                "lossy-roundtrip", STAGE, "(json)", f"save_json of the pass's {what} failed: "
-                f"{first_line(exc)}", pass_name=pass_name, phase="copy", copier="json"))
+            record.violations.append(_tvm_failed(
+                exc, "lossy-roundtrip", "(json)", f"save_json of the pass's {what} failed",
+                pass_name, phase="copy", copier="json"))
             return
         if len(text) > self.max_bytes:
             record.over_cap += 1
