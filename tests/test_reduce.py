@@ -43,6 +43,9 @@ def test_reduce_a_catalog_finding_to_a_short_reproducer(tmp_path):
     assert state["signature"]["stage"] == "convert-layout"
 
 
+# Nightly: ~12 s of crashing children; the default run keeps the crash verdict
+# (test_isolation) and a reduction to a short reproducer (above).
+@pytest.mark.nightly
 def test_a_crash_while_reducing_is_a_data_point_and_the_crash_is_reduced(tmp_path):
     code, out, err = cli("reduce", "conv-reshape-concat", "--out", str(tmp_path), "--budget", "300")
     assert code == 0 and "nothing to reduce" in out   # a passing case is not reduced
