@@ -187,8 +187,9 @@ class PassGuard:
         module = entry.module
         if module is None:   # not watched (shared_only): nobody else could see a change
             return ""
-        if structure.identity_changes(entry.identity, structure.module_identity(module)):
-            return "a function was rebound in place"
+        rebound = structure.identity_changes(entry.identity, structure.module_identity(module))
+        if rebound:
+            return f"a function was rebound in place ({', '.join(rebound)})"
         if entry.hash is not None and _hash(module) != entry.hash:
             return "its structural hash changed (an in-place edit)"
         if entry.json_text is not None and copiers.save_json(module) != entry.json_text:
