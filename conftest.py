@@ -39,15 +39,6 @@ def pytest_collection_modifyitems(config, items):
     on a long item that happened to be collected last. A case's items (one xdist group)
     move together."""
     from harness import shards
-    durations = {key.split("@")[0]: seconds
-                 for key, seconds in shards.read_durations(DURATIONS).items()}
-
-    def group(item) -> str:
-        marker = item.get_closest_marker("xdist_group")
-        return marker.args[0] if marker and marker.args else item.nodeid
-
-    totals: dict = {}
-    for item in items:
-        key = group(item)
-        totals[key] = totals.get(key, 0.0) + durations.get(item.nodeid.split("@")[0], 1.0)
-    items.sort(key=lambda item: -totals[group(item)])
+    from harness.pytest_plugin import group_seconds, xdist_group
+    seconds = group_seconds(items, shards.read_durations(DURATIONS))
+    items.sort(key=lambda item: -seconds[xdist_group(item)])

@@ -101,8 +101,33 @@ def harness_path(request):
     return getattr(request, "param", "extract")
 
 
+def nodeid_without_group(nodeid: str) -> str:
+    """A test's id without the `@group` suffix xdist's loadgroup adds to grouped items (a
+    durations file recorded under xdist and read without it name the same test)."""
+    return nodeid.split("@")[0]
+
+
+def xdist_group(item) -> str:
+    """The unit xdist schedules: the item's group (a case's items run its child once), or
+    the item alone."""
+    marker = item.get_closest_marker("xdist_group")
+    return marker.args[0] if marker and marker.args else nodeid_without_group(item.nodeid)
+
+
+def group_seconds(items, durations: dict[str, float], unrecorded: float = 1.0) -> dict[str, float]:
+    """Recorded seconds per xdist group (an item with no record counts `unrecorded`)."""
+    durations = {nodeid_without_group(key): value for key, value in durations.items()}
+    totals: dict[str, float] = {}
+    for item in items:
+        group = xdist_group(item)
+        own = durations.get(nodeid_without_group(item.nodeid), unrecorded)
+        totals[group] = totals.get(group, 0.0) + own
+    return totals
+
+
 class _Shard:
-    """--harness-shard: collect only this shard's items."""
+    """--harness-shard: collect only this shard's items, a case's group kept whole (split
+    over two shards, its child would run in both)."""
 
     def __init__(self, config):
         from harness import shards
@@ -116,7 +141,12 @@ class _Shard:
     @pytest.hookimpl(tryfirst=True)   # first: the other hooks see only this shard's items
     def pytest_collection_modifyitems(self, config, items):
         from harness import shards
-        keep = shards.select(items, lambda item: item.nodeid, self.shard, self.durations)
+        present = {nodeid_without_group(item.nodeid) for item in items}
+        recorded = [value for key, value in self.durations.items()
+                    if nodeid_without_group(key) in present]
+        seconds = group_seconds(items, self.durations, shards.unrecorded_cost(recorded))
+        chosen = set(shards.select(list(seconds), str, self.shard, seconds))
+        keep = [item for item in items if xdist_group(item) in chosen]
         kept = {id(item) for item in keep}
         config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
         items[:] = keep
@@ -131,7 +161,8 @@ class _DurationRecorder:
         self.path, self.seconds = path, {}
 
     def pytest_runtest_logreport(self, report):
-        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+        key = nodeid_without_group(report.nodeid)
+        self.seconds[key] = self.seconds.get(key, 0.0) + report.duration
 
     def pytest_sessionfinish(self, session):
         if not hasattr(session.config, "workerinput"):

@@ -68,13 +68,18 @@ def read_durations(path: str | None) -> dict[str, float]:
     return {str(key): float(value) for key, value in data.items()}
 
 
+def unrecorded_cost(recorded: list[float]) -> float:
+    """What an item with no recorded duration counts: the median recorded one (1 s when
+    nothing is recorded)."""
+    return statistics.median(recorded) if recorded else 1.0
+
+
 def split(items: Iterable[Item], key: Callable[[Item], str], count: int,
           durations: dict[str, float] | None = None) -> list[list[Item]]:
     """All `count` shards of `items`, each in the items' own order."""
     items = list(items)
     durations = durations or {}
-    known = [durations[key(item)] for item in items if key(item) in durations]
-    default = statistics.median(known) if known else 1.0
+    default = unrecorded_cost([durations[key(item)] for item in items if key(item) in durations])
     cost = {id(item): durations.get(key(item), default) for item in items}
     totals, owner = [0.0] * count, {}
     for item in sorted(items, key=lambda item: (-cost[id(item)], key(item))):

@@ -93,3 +93,26 @@ def test_the_plugin_collects_one_shard_of_the_items(tmp_path):
                    if " PASSED" in line]
     assert sorted(passed) == [f"test_{index}" for index in range(5)]
     assert len(json.loads(stored.read_text())) == 5
+
+
+def test_a_case_group_stays_in_one_shard(tmp_path):
+    """A case's items share an xdist group so that its child runs once: split over two
+    shards, it would run in both."""
+    suite = _suite(tmp_path / "suite")
+    (suite / "test_grouped.py").write_text(
+        "import pytest\n\n"
+        + "".join(f"@pytest.mark.xdist_group('case')\ndef test_g{index}():\n    pass\n\n"
+                  for index in range(3)))
+    where = {}
+    for number in (1, 2, 3):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-v",
+             "-W", "ignore::pytest.PytestUnknownMarkWarning", "--harness-shard", f"{number}/3"],
+            cwd=suite, capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, PYTHONPATH=ROOT))
+        assert proc.returncode in (0, 5), proc.stdout[-2000:]
+        for line in proc.stdout.splitlines():
+            if " PASSED" in line:
+                where[line.split("::")[1].split()[0]] = number
+    assert len(where) == 8
+    assert len({where[f"test_g{index}"] for index in range(3)}) == 1
