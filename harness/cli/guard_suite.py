@@ -119,23 +119,24 @@ def cmd_guard_suite(args) -> int:
         begun = time.monotonic()
         returncode, timed_out = isolate.run_command(argv, output_path, args.file_timeout,
                                                     env=env)
+        recorded = len(summary.read([folder]))
         # pytest's usage error is 4, as is the guard's own failure: only the first runs
         # no test (writes no records)
-        if returncode == PYTEST_USAGE_ERROR and not summary.read([folder]):
+        if returncode == PYTEST_USAGE_ERROR and not recorded:
             with open(output_path, errors="replace") as handle:
                 raise BadInput(f"pytest refused the arguments: {handle.read().strip()[-500:]}")
         return {"file": path, "returncode": returncode, "timed_out": timed_out,
                 "seconds": round(time.monotonic() - begun, 2), "counts": _counts(output_path),
-                "log": output_path}
+                "recorded": recorded, "log": output_path}
 
     def keep(path, row):
         journal.append(row)
         rows.append(row)
-        findings = len(summary.read([os.path.join(args.out, "files", _slug(path))]))
         state = "TIMED OUT" if row["timed_out"] else ", ".join(
             f"{n} {word}" for word, n in row["counts"].items()) or f"exit {row['returncode']}"
-        print(f"[{len(rows)}/{len(files)}] {os.path.relpath(path)}: {state}; {findings} tests "
-              f"recorded, {row['seconds']:.1f} s", file=sys.stderr, flush=True)
+        print(f"[{len(rows)}/{len(files)}] {os.path.relpath(path)}: {state}; "
+              f"{row['recorded']} tests recorded, {row['seconds']:.1f} s", file=sys.stderr,
+              flush=True)
 
     with journal:
         interrupted = batch.run(todo, one, args.jobs, keep)
