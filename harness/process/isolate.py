@@ -202,6 +202,36 @@ def _start(python, spec_path, events_path, stderr_path, env):
     return _ColdChild(python, spec_path, events_path, stderr_path, env)
 
 
+def _supervise(child, timeout: float, interval: float,
+               on_poll: Callable[[], None] | None = None) -> tuple[int, bool]:
+    """(return code, timed out) of `child`, registered for cancel_all while it runs and
+    polling `on_poll`; past `timeout` its process group is killed. Raises Cancelled after
+    cancel_all() (a child it killed has no result, not a crash)."""
+    with _live_lock:
+        _live.add(child)
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    try:
+        while child.poll() is None:
+            if on_poll is not None:
+                on_poll()
+            _raise_if_cancelled()
+            if time.monotonic() > deadline:
+                timed_out = True
+                child.kill()
+                break
+            time.sleep(interval)
+        returncode = child.wait()
+        _raise_if_cancelled()
+        return returncode, timed_out
+    except BaseException:  # Ctrl-C in the parent must not leave a child behind
+        child.kill()
+        raise
+    finally:
+        with _live_lock:
+            _live.discard(child)
+
+
 def validate(case: str, options: Options, python: str | None = None) -> None:
     """Build `options`'s path in a child (the target, the stages, an injected pass) without
     running it: a bad value raises BadInput here, before a batch starts its work."""
@@ -232,27 +262,7 @@ def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
         _raise_if_cancelled()
         child = _start(python or sys.executable, spec_path, events_path, stderr_path,
                        child_env)
-        with _live_lock:
-            _live.add(child)
-        deadline = time.monotonic() + timeout
-        timed_out = False
-        try:
-            while child.poll() is None:
-                events.poll()
-                _raise_if_cancelled()
-                if time.monotonic() > deadline:
-                    timed_out = True
-                    child.kill()
-                    break
-                time.sleep(0.05)
-            returncode = child.wait()
-            _raise_if_cancelled()   # killed by cancel_all: no result, not a crash
-        except BaseException:  # Ctrl-C in the parent must not leave a TVM child behind
-            child.kill()
-            raise
-        finally:
-            with _live_lock:
-                _live.discard(child)
+        returncode, timed_out = _supervise(child, timeout, 0.05, events.poll)
         events.poll()
         with open(stderr_path, errors="replace") as handle:
             stderr_text = handle.read()
@@ -315,23 +325,5 @@ def run_command(argv: list[str], output_path: str, timeout: float, env: dict | N
     """(return code, timed out) of `argv`, its output in `output_path`; past `timeout` its
     whole process group is killed (None). Raises Cancelled after cancel_all()."""
     _raise_if_cancelled()
-    child = _Command(argv, output_path, env, cwd)
-    with _live_lock:
-        _live.add(child)
-    deadline = time.monotonic() + timeout
-    try:
-        while child.poll() is None:
-            _raise_if_cancelled()
-            if time.monotonic() > deadline:
-                child.kill()
-                return None, True
-            time.sleep(0.1)
-        returncode = child.wait()
-        _raise_if_cancelled()
-        return returncode, False
-    except BaseException:
-        child.kill()
-        raise
-    finally:
-        with _live_lock:
-            _live.discard(child)
+    returncode, timed_out = _supervise(_Command(argv, output_path, env, cwd), timeout, 0.1)
+    return (None if timed_out else returncode), timed_out
