@@ -24,6 +24,7 @@ from harness.verdict import BadInput
 
 CASES_DIR = os.path.join(REPO_ROOT, "cases")   # the built-in catalog and registry
 USER_CASES = "HARNESS_CASES"
+TORCH_KINDS = ("torchvision", "torchvision-onnx", "transformers")
 
 
 def case_dirs() -> list[str]:
@@ -44,7 +45,9 @@ def case_dirs() -> list[str]:
 @dataclasses.dataclass(frozen=True)
 class Case:
     id: str
-    source: str                  # darknet:, builder:, onnx-wheel:, onnx-node:, file:
+    # darknet:, builder:, onnx-wheel:, onnx-node:, file: (ONNX), relax-file: (TVMScript or
+    # JSON), torchvision:, torchvision-onnx:, transformers:
+    source: str
     tags: tuple[str, ...] = ()
     layout: str = "nchw"
     base: str = CASES_DIR        # the catalog folder its darknet:/builder:/file: refer to
@@ -59,8 +62,20 @@ class Case:
         samples of onnx-node and pytorch-converted models, the larger darknet models)."""
         return self.slow or "nightly" in self.tags
 
-    def model(self) -> onnx.ModelProto:
+    @property
+    def needs_torch(self) -> bool:
+        """Its model comes through torch (the PyTorch door, or its ONNX twin)."""
+        return self.source.partition(":")[0] in TORCH_KINDS
+
+    def model(self):
+        """The model its door imports: an onnx.ModelProto, or a doors TorchModel."""
         kind, _, ref = self.source.partition(":")
+        if kind in TORCH_KINDS:
+            from harness.catalog import torch_cases
+            try:
+                return torch_cases.model_of(kind, ref)
+            except KeyError:
+                raise BadInput(f"case {self.id}: {kind} has no model {ref!r}") from None
         if kind == "darknet":
             from harness.catalog import darknet
             with open(os.path.join(self.base, "darknet", ref)) as handle:
@@ -79,12 +94,22 @@ class Case:
             return onnx.load(onnx_node.model_path(ref))
         if kind == "file":
             return load_onnx_file(os.path.join(self.base, ref))
+        if kind == "relax-file":
+            from harness.doors import RelaxFile
+            return RelaxFile(os.path.join(self.base, ref))
         raise BadInput(f"case {self.id}: unknown source kind {kind!r}")
 
     def manifest(self) -> dict:
         """id, source, tags, layout and the input shapes (this builds/loads the model)."""
-        inputs = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim]
-                  for i in self.model().graph.input}
+        model = self.model()
+        if hasattr(model, "input_shapes"):   # the PyTorch door: its example inputs
+            inputs = {f"input{i}": list(shape) for i, shape in enumerate(model.input_shapes())}
+        elif not isinstance(model, onnx.ModelProto):   # a Relax module: its own signature
+            inputs = {}
+        else:
+            inputs = {i.name: [d.dim_value or d.dim_param
+                               for d in i.type.tensor_type.shape.dim]
+                      for i in model.graph.input}
         return {"id": self.id, "source": self.source, "tags": list(self.tags),
                 "layout": self.layout, "inputs": inputs}
 
@@ -130,6 +155,8 @@ def load_onnx_file(path: str) -> onnx.ModelProto:
 def _discover(rule: dict, slow: set[str]) -> list[Case]:
     if rule.get("generated") == "onnx-node":
         return _discover_onnx_node(rule, slow)
+    if rule.get("generated") == "torch":
+        return _discover_torch(rule, slow)
     base = os.path.join(onnx_data_dir(), rule["dir"])
     if not os.path.isdir(base):
         return []
@@ -190,6 +217,22 @@ def _discover_onnx_node(rule: dict, slow: set[str]) -> list[Case]:
             tags = _tags(rule.get("tags", []), variant, slow)
             tags += (("layout",) if layout != "nchw" else ()) + sample.tags(case_id)
             found.append(Case(variant, "onnx-node:" + name, tags, layout))
+    sample.check(found)
+    return found
+
+
+def _discover_torch(rule: dict, slow: set[str]) -> list[Case]:
+    """The PyTorch door's models and their ONNX twins (catalog.torch_cases)."""
+    from harness.catalog import torch_cases
+    sample = _Sample(rule, "torch")
+    found = []
+    for case_id, source, family_tags in torch_cases.discover(rule):
+        for layout in rule.get("layouts", ["nchw"]):
+            variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
+            tags = _tags(rule.get("tags", []), variant, slow) + family_tags
+            # the sample names variants: the default run cannot afford both layouts
+            tags += (("layout",) if layout != "nchw" else ()) + sample.tags(variant)
+            found.append(Case(variant, source, tags, layout))
     sample.check(found)
     return found
 
@@ -267,11 +310,20 @@ def select_for_run(patterns: list[str] | None, everything: bool = False) -> list
             if everything or patterns or not case.opt_in]
 
 
+def needs_torch(name: str) -> bool:
+    """The catalog case `name` imports torch (a warm child server preloads it for it)."""
+    return any(case.id == name and case.needs_torch for case in catalog())
+
+
 def resolve(name: str) -> Case:
     """A catalog id, or a path to an .onnx file; otherwise a BadInput with suggestions."""
     by_id = {c.id: c for c in catalog()}
     if name in by_id:
         return by_id[name]
+    if name.endswith((".py", ".json")):   # a Relax module: TVMScript or save_json text
+        if not os.path.isfile(name):
+            raise BadInput(f"no such file: {name}")
+        return Case(os.path.abspath(name), "relax-file:" + os.path.abspath(name), ("file",))
     if name.endswith(".onnx") or os.sep in name or os.path.exists(name):
         load_onnx_file(name)  # validate now: bad input is exit 2, not a verdict
         return Case(os.path.abspath(name), "file:" + os.path.abspath(name), ("file",))

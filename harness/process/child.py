@@ -17,12 +17,13 @@ import json
 import os
 import sys
 
-from harness import classify
+from harness import classify, doors
 from harness.catalog import cases as catalog
+from harness.doors import torch_models
 from harness.runner import reproducer
 from harness.runner.path_runner import PathRunner
 from harness.signature import Signature
-from harness.tvmapi import calls, loading
+from harness.tvmapi import loading
 from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, Result, Violation
 
@@ -49,7 +50,11 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     runner = PathRunner(options, emit, crash_input_path=crash_input)   # BadInput: exit 2
     if spec.get("validate"):
         return result
-    model = case.model()
+    try:
+        model = case.model()
+    except torch_models.ExportRefused as exc:   # torch's refusal: the case's verdict
+        result.add(Violation("unsupported", "import", "(export)", str(exc)))
+        return result
     request = spec.get("reproducer")
     if request and request.get("violation"):
         # Write only: the check itself crashed or hung in an earlier child.
@@ -74,7 +79,7 @@ def write_reproducer(request: dict, model, options: Options, result: Result,
     return reproducer.write(
         request["out_dir"], violation=violation, options=options, versions=result.__dict__,
         command=request["command"], sizes=request["sizes"], deadline=request["deadline"],
-        module=None if frontend else calls.from_onnx(model), model=model)
+        module=None if frontend else doors.to_relax(model), model=model)
 
 
 def run(spec_path: str, events_path: str) -> int:
@@ -88,9 +93,10 @@ def run(spec_path: str, events_path: str) -> int:
     except BadInput as exc:
         emit({"event": "bad-input", "message": str(exc)})
         return 2
-    except loading.TVMUnavailable as exc:
+    except (loading.TVMUnavailable, torch_models.TorchUnavailable) as exc:
         result = Result(case=spec["case"], options=spec["options"], **loading.versions())
-        result.add(Violation("unsupported", "setup", "(tvm)", str(exc), phase="process"))
+        what = "(torch)" if isinstance(exc, torch_models.TorchUnavailable) else "(tvm)"
+        result.add(Violation("unsupported", "setup", what, str(exc), phase="process"))
     except Exception as exc:  # noqa: BLE001 - outside the runner: ours, whatever raised
         result = Result(case=spec["case"], options=spec["options"], **loading.versions())
         result.add(Violation("harness-error", "setup", "(harness)", classify.summary(exc),

@@ -20,6 +20,7 @@ import time
 from typing import Callable
 
 from harness import paths
+from harness.catalog import cases as catalog
 from harness.paths import REPO_ROOT
 from harness.process import warm
 from harness.process.child import CRASH_INPUT
@@ -258,6 +259,8 @@ def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
         # The child imports this very package, wherever the caller's python is.
         child_env["PYTHONPATH"] = os.pathsep.join(
             p for p in (REPO_ROOT, child_env.get("PYTHONPATH")) if p)
+        if catalog.needs_torch(case):   # a warm server of its own, torch imported once
+            child_env[warm.PRELOAD_TORCH] = "1"
         events = _Events(events_path, on_event)
         _raise_if_cancelled()
         child = _start(python or sys.executable, spec_path, events_path, stderr_path,

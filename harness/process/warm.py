@@ -8,7 +8,9 @@ A segfault or an abort still kills only that child: the server reports its
 wait status and forks the next one from the same pristine state, so no check
 sees another's leftovers. Protocol: JSON lines; request
 `{"spec", "events", "stderr"}`, answers `{"pid"}` then `{"pid", "status"}`.
-`HARNESS_WARM=0` turns it off (a fresh interpreter per check).
+`HARNESS_WARM=0` turns it off (a fresh interpreter per check). The PyTorch door's
+cases go to a server of their own (`HARNESS_WARM_TORCH=1` in its environment, so
+another key) that also imports torch and TVM's PyTorch frontend once: 3 s a check.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ _started: list["Server"] = []    # every server ever started, ready or still imp
 _started_lock = threading.Lock()   # not _lock: server_for holds that while one starts
 # Set per test item by pytest: keying on it would start one server (one TVM import) per item.
 _VOLATILE = ("PYTEST_CURRENT_TEST",)
+PRELOAD_TORCH = "HARNESS_WARM_TORCH"
 
 
 def enabled() -> bool:
@@ -153,6 +156,9 @@ def _serve() -> int:
     try:
         loading.tvm()        # the point of the server: pay the import once
         cases.catalog()
+        if os.environ.get(PRELOAD_TORCH):
+            import torch  # noqa: F401 - the PyTorch door's imports, paid once as well
+            import tvm.relax.frontend.torch  # noqa: F401
     except Exception:  # noqa: BLE001 - each forked child reports it as its verdict
         pass
     out = sys.stdout

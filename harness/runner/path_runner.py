@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from harness import classify
+from harness import classify, doors
 from harness.classify import HarnessBug
 from harness.oracles import roundtrip
 from harness.oracles.copies import CopyChecks
@@ -33,10 +33,11 @@ from harness.verdict import Result, StageRecord, Violation
 Stop = Callable[[Result], bool]   # True: the result is decided, skip the remaining checks
 
 
-def import_onnx(model, shape_dict=None):
-    """ONNX -> IRModule; an operator without a converter makes the case untestable."""
+def import_model(model):
+    """The door's frontend (ONNX or PyTorch) -> IRModule; an operator without a converter
+    makes the case untestable."""
     try:
-        return calls.from_onnx(model, shape_dict), None
+        return doors.to_relax(model), None
     except loading.TVMUnavailable:
         raise
     except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's classified
@@ -63,11 +64,11 @@ class PathRunner:
         self.guard = PassGuard(emit, crash_input_path)
 
     def run_model(self, model, result: Result) -> Result:
-        """Import an ONNX model (the "import" stage), then check the path over it."""
+        """Import a model through its door (the "import" stage), then check the path."""
         self.emit({"event": "stage-start", "name": "import"})
         started = time.perf_counter()
         try:
-            source, failure = import_onnx(model)
+            source, failure = import_model(model)
         except HarnessBug as bug:
             source, failure = None, Violation("harness-error", "import", "(harness)", str(bug))
         record = StageRecord("import", round(time.perf_counter() - started, 4))

@@ -108,10 +108,11 @@ def template_of(violation: Violation) -> str:
 
 def spec_of(*, violation: Violation, options: Options, versions: dict, command: str,
             script: str | None, sizes: str = "", copier_hook: str | None = None,
-            title: str = "", deadline: float = 900.0) -> dict:
+            title: str = "", deadline: float = 900.0, recipe: str | None = None) -> dict:
     """Everything a reproducer says, as data: render() turns it into repro.py, and a
     checked-in reproducer keeps it beside itself (NAME.json) so it can be regenerated
-    when a template changes. `script` is the module's TVMScript (None: the ONNX model)."""
+    when a template changes. `script` is the module's TVMScript (None: the ONNX model, or
+    with `recipe`, the PyTorch door's model: the source that builds and exports it)."""
     stage = violation.stage
     if stage == "(whole path)":
         stage = build(options).stages[0].name
@@ -122,7 +123,9 @@ def spec_of(*, violation: Violation, options: Options, versions: dict, command: 
     lines = stage_lines(options, stage) if template != "import" else ""
     return {
         "template": template, "phase": violation.phase,
-        "loader": "onnx" if template == "import" or script is None else "tvmscript",
+        "loader": ("torch" if recipe else "onnx") if template == "import" or script is None
+        else "tvmscript", "recipe": (recipe or "").splitlines(),
+        "frontend": "PyTorch" if recipe else "ONNX",
         "script": (script or "").splitlines(), "hooks": hooks.splitlines(),
         "title": title or f"{violation.kind} at {violation.where()} (tvm-extraction-harness)",
         "violation": violation.one_line().replace('"""', "'''"),
@@ -155,8 +158,10 @@ def render(spec: dict) -> str:
               "copy_output_repr": repr(spec["copy_output"]), "hang_repr": repr(spec["hang"]),
               "exact_json": repr(spec["exact_json"]), "deadline": f"{spec['deadline']:g}",
               "target_repr": repr(spec["target"]), "stages": stages,
-              "script": _literal("\n".join(spec["script"]).strip())}
-    sections = ["header", "load_tvmscript" if spec["loader"] == "tvmscript" else "load_onnx"]
+              "script": _literal("\n".join(spec["script"]).strip()),
+              "recipe": "\n".join("        " + line for line in spec.get("recipe", [])),
+              "frontend": spec.get("frontend", "ONNX")}
+    sections = ["header", "load_" + spec["loader"]]
     text = "".join(_template(name).substitute(values) for name in sections)
     if spec["template"] != "import":
         if "meta_schedule()" in stages:
@@ -176,18 +181,19 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
           command: str, module=None, model=None, sizes: str = "",
           copier_hook: str | None = None, title: str = "",
           deadline: float = 900.0) -> str:
-    """Write repro.py and its spec (reproducer.json; and model.onnx for a frontend
+    """Write repro.py and its spec (reproducer.json; and model.onnx for an ONNX frontend
     failure); return repro.py's path. `deadline`: how long a crash or hang reproducer
     waits for the failing call."""
     os.makedirs(out_dir, exist_ok=True)
     frontend = template_of(violation) == "import"
     script = copiers.tvmscript(module).strip() if module is not None and not frontend else None
-    if script is None:
+    recipe = model.recipe() if script is None and hasattr(model, "recipe") else None
+    if script is None and recipe is None:
         import onnx
         onnx.save(model, os.path.join(out_dir, "model.onnx"))
     spec = spec_of(violation=violation, options=options, versions=versions, command=command,
                    script=script, sizes=sizes, copier_hook=copier_hook, title=title,
-                   deadline=deadline)
+                   deadline=deadline, recipe=recipe)
     with open(os.path.join(out_dir, "reproducer.json"), "w") as handle:
         json.dump(spec, handle, indent=1)
     return _write_text(os.path.join(out_dir, "repro.py"), render(spec))

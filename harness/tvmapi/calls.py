@@ -20,6 +20,13 @@ def from_onnx(model, shape_dict: dict | None = None):
     return _from_onnx(model, shape_dict=shape_dict)
 
 
+def from_exported_program(program):
+    """torch.export's program -> IRModule (TVM's PyTorch frontend imports torch)."""
+    tvm()
+    from tvm.relax.frontend.torch import from_exported_program as _from_exported_program
+    return _from_exported_program(program)
+
+
 def relax_transform(name: str, *args):
     """`relax.transform.NAME(*args)`: every relax pass a stage runs, built by its name."""
     return getattr(tvm().relax.transform, name)(*args)

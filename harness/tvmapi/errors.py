@@ -4,7 +4,10 @@ from __future__ import annotations
 # The frontend's explicit refusals (measured on the onnx-node catalog, 0.27.0.post1):
 # "Dynamic Split not yet supported", "Dynamic pads are not supported yet",
 # "Type <...Var> for size is currently unsupported".
-_REFUSALS = ("not yet supported", "not supported yet", "currently unsupported")
+_REFUSALS = ("not yet supported", "not supported yet", "currently unsupported",
+             # the PyTorch frontend: "Unsupported function types ['aten.x']",
+             # "Unsupported output type in exported graph output: <class ...>"
+             "unsupported function types", "unsupported output type")
 
 
 def is_unsupported_op_error(exc: BaseException) -> bool:

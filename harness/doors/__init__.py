@@ -1,0 +1,35 @@
+"""Input doors: how a case's model becomes the Relax IRModule a path starts from.
+
+The data flow's first step (door -> module -> path -> oracles -> verdict -> report):
+an ONNX model through TVM's ONNX frontend, a torch.export program through its
+PyTorch frontend, or a Relax module already (a file of TVMScript or of save_json
+text: what the Relax-level reducer checks). `Case.model()` gives the model;
+`to_relax` is the "import" stage.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from harness.doors.torch_models import TorchModel
+from harness.tvmapi import calls, copiers
+
+
+@dataclasses.dataclass(frozen=True)
+class RelaxFile:
+    """A Relax IRModule on disk: TVMScript (.py) or save_json text (.json)."""
+    path: str
+
+    def text(self) -> str:
+        with open(self.path) as handle:
+            return handle.read()
+
+
+def to_relax(model):
+    """The IRModule TVM's frontend for this model's door makes of it."""
+    if isinstance(model, TorchModel):
+        return calls.from_exported_program(model.program())
+    if isinstance(model, RelaxFile):
+        text = model.text()
+        return copiers.load_json(text) if model.path.endswith(".json") \
+            else copiers.parse_tvmscript(text)
+    return calls.from_onnx(model)
