@@ -38,6 +38,7 @@ def model_of(kind: str, name: str):
     if kind == "transformers":
         if name not in torch_models.TRANSFORMERS:
             raise KeyError(name)
+        torch_models.require("torch", "transformers")   # a cached export needs torch too
         model = torch_models.TorchModel("transformers", name)
         model.export()
         return model
@@ -53,10 +54,19 @@ def model_of(kind: str, name: str):
     return model
 
 
+def _split(case_id: str) -> tuple[str, str]:
+    return (case_id[:-5], "-nhwc") if case_id.endswith("-nhwc") else (case_id, "")
+
+
+def is_twin(case_id: str) -> bool:
+    """A torchvision model through the ONNX door (tv-X-onnx, tv-X-onnx-nhwc)."""
+    return case_id.startswith("tv-") and _split(case_id)[0].endswith(TWIN)
+
+
 def twin_of(case_id: str) -> str | None:
     """The other door's case id of the same model (tv-X <-> tv-X-onnx), layouts kept."""
     if not case_id.startswith("tv-"):
         return None
-    base, layout = (case_id[:-5], "-nhwc") if case_id.endswith("-nhwc") else (case_id, "")
-    other = base.removesuffix(TWIN) if base.endswith(TWIN) else base + TWIN
+    base, layout = _split(case_id)
+    other = base.removesuffix(TWIN) if is_twin(case_id) else base + TWIN
     return other + layout

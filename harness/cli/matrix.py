@@ -36,7 +36,8 @@ def cmd_matrix(args) -> int:
     cells: dict = {}
     pythons = []
     for packages in sets:   # every set built and the options validated before any check
-        path = envs.ensure(packages, log=lambda t: print(t, file=sys.stderr, flush=True))
+        path = envs.ensure(packages, log=lambda t: print(t, file=sys.stderr, flush=True),
+                           extra=envs.packages_for(cases))
         envs.touch(path)
         pythons.append(envs.python_of(path))
         validate(cases[0].id, Options(layout=cases[0].layout, path=args.path,

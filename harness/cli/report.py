@@ -17,7 +17,7 @@ import time
 
 from harness import shards
 from harness.catalog import cases as catalog
-from harness.catalog import known_issues
+from harness.catalog import known_issues, torch_cases
 from harness.cli import batch
 from harness.cli.journal import Journal
 from harness.cli.options import (
@@ -28,6 +28,7 @@ from harness.cli.options import (
     positive_int,
 )
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
+from harness.signature import Signature
 from harness.tvmapi import loading
 from harness.tvmapi.pipelines import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
 from harness.verdict import EXIT_INTERRUPTED, Result, exit_code_of_rows
@@ -43,6 +44,7 @@ def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
             "exit": status.exit, "outcome_count": result.outcome_count,
             "wall_seconds": round(wall, 2), "stages": {s.name: s.seconds for s in result.stages},
             "violations": [v.one_line() for v in result.violations],
+            "signatures": [Signature.of(v).text() for v in result.violations],
             "known": judgement.lines(),
             "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version}
 
@@ -74,7 +76,40 @@ def markdown(rows: list[dict]) -> str:
     problems += [f"- **{r['case']}**: {line}" for r in rows for line in r.get("known", [])
                  if line.startswith("stale")]
     return "\n".join([f"# Extraction invariants: {len(rows)} rows ({summary})", "", *lines,
-                      "", "## Violations", "", *(problems or ["none"]), ""])
+                      "", "## Violations", "", *(problems or ["none"]), "",
+                      *two_doors(rows)])
+
+
+def two_doors(rows: list[dict]) -> list[str]:
+    """The PyTorch door's models next to their ONNX twins (the same exported program
+    through torch.onnx.export): a failure only one frontend shows is marked."""
+    by_key = {row_key(row): row for row in rows}
+    lines = []
+    for key, row in sorted(by_key.items()):
+        twin = torch_cases.twin_of(row["case"])
+        if twin is None or torch_cases.is_twin(row["case"]):
+            continue
+        other = by_key.get((twin, *key[1:]))
+        if other is None:
+            continue
+        torch_side, onnx_side = _door_cell(row), _door_cell(other)
+        mark = "same" if set(row.get("signatures", [])) == set(other.get("signatures", [])) \
+            else "**differs**"
+        lines.append(f"| {row['case']} | {row.get('layout')} | {row.get('path', 'extract')} | "
+                     f"{torch_side} | {onnx_side} | {mark} |")
+    if not lines:
+        return []
+    return ["## Two doors, one model", "",
+            "The same exported program through TVM's PyTorch frontend (torch.export) and "
+            "through torch.onnx.export and its ONNX frontend; `differs`: the two imports "
+            "do not fail alike (signatures).", "",
+            "| model | layout | path | torch.export | ONNX | failures |", "|---" * 6 + "|",
+            *lines, ""]
+
+
+def _door_cell(row: dict) -> str:
+    signatures = "; ".join(row.get("signatures", [])) or "-"
+    return f"{row['verdict']} ({row['status']}, {row['outcome_count']}): {signatures}"
 
 
 def write_tables(rows: list[dict], out_dir: str) -> None:

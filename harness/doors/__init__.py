@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.doors.torch_models import TorchModel
+from harness.doors.torch_models import TorchModel, TorchUnavailable
 from harness.tvmapi import calls, copiers
+
+__all__ = ["RelaxFile", "TorchModel", "TorchUnavailable", "to_relax"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +29,8 @@ class RelaxFile:
 def to_relax(model):
     """The IRModule TVM's frontend for this model's door makes of it."""
     if isinstance(model, TorchModel):
-        return calls.from_exported_program(model.program())
+        program = model.program()    # TorchUnavailable: torch is not installed here
+        return calls.from_exported_program(program)
     if isinstance(model, RelaxFile):
         text = model.text()
         return copiers.load_json(text) if model.path.endswith(".json") \

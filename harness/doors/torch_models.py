@@ -193,6 +193,7 @@ class TorchModel:
     def program(self):
         """The exported program (torch.export), from the cache when it was made before."""
         path = self.export()
+        require("torch")
         import torch
         return torch.export.load(path)
 

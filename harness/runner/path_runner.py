@@ -38,7 +38,7 @@ def import_model(model):
     makes the case untestable."""
     try:
         return doors.to_relax(model), None
-    except loading.TVMUnavailable:
+    except (loading.TVMUnavailable, doors.TorchUnavailable):   # cannot test here
         raise
     except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's classified
         classify.raise_if_ours(exc, "import")
@@ -120,8 +120,9 @@ class _Run:
         deferred = self.runner.stop is not None
         source_copies = checks and not self.pipeline.round_trip_output
         source_json = self.blame.source_fp.json_text if checks else None
+        made = {}   # the source's good copies: the final stage's, when it takes the source
         if source_copies and not deferred:
-            self.copy_checks.copies(source, "import", source_json)
+            made = self.copy_checks.copies(source, "import", source_json)
             if self.stopped():
                 return self.result
         current, output, failed = source, None, False
@@ -133,7 +134,7 @@ class _Run:
                 self.copy_checks.copies(output, stage.name)
             current = output
         if source_copies and deferred and not self.stopped():
-            self.copy_checks.copies(source, "import", source_json)
+            made = self.copy_checks.copies(source, "import", source_json)
         if not failed and not self.stopped():
             outcome = self.pipeline.summarize(output)
             self.result.set_outcome(outcome)
@@ -141,7 +142,8 @@ class _Run:
                 self.copy_checks.copies(output, self.pipeline.final.name,
                                         copiers.save_json(output), memo=True, what="output")
             if checks and not self.stopped():
-                self.copy_checks.final_stage_on_copies(current, outcome)
+                self.copy_checks.final_stage_on_copies(
+                    current, outcome, made if current is source else {})
                 if full:
                     self.copy_checks.whole_path_on_source_copies(source, outcome)
         if checks and not self.stopped():

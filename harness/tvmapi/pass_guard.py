@@ -112,12 +112,15 @@ class PassGuard:
         self.findings: list[Finding] = []
         self.watched: list[Watched] = []
         self.counter = 0
+        # (module, its hash) a no-op pass handed on, kept only until the next pass starts
+        self.last_hashed: tuple | None = None
 
     # ---- the stage around the passes --------------------------------------
 
     def begin_stage(self, name: str, watched: list[Watched]) -> None:
         self.stage, self.watched = name, watched
         self.records, self.stack, self.findings, self.counter = [], [], [], 0
+        self.last_hashed = None
 
     def running(self) -> tuple[str, int] | None:
         """(name, index) of the innermost pass still running (after an exception)."""
@@ -126,7 +129,7 @@ class PassGuard:
     def end_stage(self) -> list[PassRecord]:
         """Every pass the stage ran, in run order; those an exception cut short included."""
         self._close(self.stack, time.perf_counter())
-        self.stack = []
+        self.stack, self.last_hashed = [], None
         return sorted(self.records, key=lambda record: record.index)
 
     def _close(self, raised: list[_Open], now: float) -> None:
@@ -145,12 +148,17 @@ class PassGuard:
                    "index": self.counter})
         if self.crash_input_path:
             self._keep_input(mod)
+        last, self.last_hashed = self.last_hashed, None
         if self.shared_only and not structure.held_elsewhere(mod):
             self.stack.append(_Open(name, self.counter, time.perf_counter(), None, (), None,
                                     None))
             return
+        # The previous pass changed nothing and handed this very module on: its hash,
+        # taken after that pass, is this input's (one structural hash per no-op pass).
+        known = last[1] if last is not None and last[0].same_as(mod) else None
         self.stack.append(_Open(name, self.counter, time.perf_counter(), mod,
-                                structure.module_identity(mod), _hash(mod),
+                                structure.module_identity(mod),
+                                known if known is not None else _hash(mod),
                                 copiers.save_json(mod) if self.json_watch else None))
 
     def run_after_pass(self, mod, info) -> None:
@@ -165,10 +173,12 @@ class PassGuard:
         self._close(self.stack[position + 1:], now)
         del self.stack[position:]
         record = PassRecord(self.stage, entry.name, entry.index, round(now - entry.started, 5))
-        how = self._how_input_moved(entry)
+        how, after_hash = self._how_input_moved(entry)
         if how:
             record.mutated_input = True
             self.findings.append(Finding(record, "its input", how))
+        elif after_hash is not None and mod is not None and entry.module.same_as(mod):
+            self.last_hashed = (mod, after_hash)   # a no-op pass: its output is its input
         # Cheap identity maps of the watched modules after every pass; their deep
         # fingerprint (a structural hash of a possibly 50 MB source) only when replaying:
         # the stage guard hashes them at every stage end anyway.
@@ -182,19 +192,21 @@ class PassGuard:
         self.emit({"event": "pass-end", **record.__dict__})
 
     @staticmethod
-    def _how_input_moved(entry: _Open) -> str:
-        """How the pass's input changed under it, or "" (the cheapest telling test first)."""
+    def _how_input_moved(entry: _Open) -> tuple[str, int | None]:
+        """How the pass's input changed under it, or "" (the cheapest telling test first),
+        and its structural hash after the pass when it was taken."""
         module = entry.module
         if module is None:   # not watched (shared_only): nobody else could see a change
-            return ""
+            return "", None
         rebound = structure.identity_changes(entry.identity, structure.module_identity(module))
         if rebound:
-            return f"a function was rebound in place ({', '.join(rebound)})"
-        if entry.hash is not None and _hash(module) != entry.hash:
-            return "its structural hash changed (an in-place edit)"
+            return f"a function was rebound in place ({', '.join(rebound)})", None
+        after = _hash(module) if entry.hash is not None else None
+        if after != entry.hash:
+            return "its structural hash changed (an in-place edit)", None
         if entry.json_text is not None and copiers.save_json(module) != entry.json_text:
-            return "its JSON text changed (a field outside structural equality)"
-        return ""
+            return "its JSON text changed (a field outside structural equality)", None
+        return "", after
 
     def _keep_input(self, mod) -> None:
         """The module this pass receives, on disk before it runs: a crash's evidence."""

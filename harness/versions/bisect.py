@@ -187,7 +187,7 @@ def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: 
     def probe(version: str) -> Step:
         started = time.monotonic()
         packages = {**pins, package.lower(): version}
-        built = envs.lookup(packages) is None
+        built = envs.lookup(packages, extra_packages) is None
         try:
             path = envs.ensure(packages, log=log, extra=extra_packages)
         except envs.TransientFailure as exc:   # the index, not the release: stop, keep nothing

@@ -24,6 +24,24 @@ from harness.verdict import BadInput
 # What the harness itself needs inside an environment, beside the TVM stack
 # (setup.cfg's install_requires).
 BASE_PACKAGES = ("onnx", "numpy", "packaging")
+
+
+def extra_pins(extra: str) -> tuple[str, ...]:
+    """setup.cfg's pins for one extra (the one place they are written and explained)."""
+    import configparser
+    config = configparser.ConfigParser()
+    config.read(os.path.join(paths.REPO_ROOT, "setup.cfg"))
+    text = config.get("options.extras_require", extra, fallback="")
+    return tuple(line.strip() for line in text.splitlines()
+                 if line.strip() and not line.strip().startswith("#"))
+
+
+def packages_for(cases) -> tuple[str, ...]:
+    """What an environment needs beside the TVM stack to check `cases`: the base, and the
+    torch extra when one comes through the PyTorch door (5.5 GB: only then)."""
+    if any(case.needs_torch for case in cases):
+        return BASE_PACKAGES + extra_pins("torch")
+    return BASE_PACKAGES
 READY = "harness-env.json"
 
 

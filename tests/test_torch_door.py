@@ -1,0 +1,86 @@
+"""The PyTorch door: torch.export -> TVM's PyTorch frontend, its ONNX twin, and what
+happens where torch is missing or a model does not export.
+
+The default run's sample of torch cases (tv-squeezenet1_0, its ONNX twin, hf-bert) is
+checked by tests/test_catalog.py like every case; here, the door's own behaviour."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT, cli
+
+from harness.catalog import cases as catalog
+from harness.catalog import torch_cases
+from harness.cli import report
+
+needs_torch = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None or importlib.util.find_spec("torchvision") is None,
+    reason="torch is not installed here: pip install -e '.[torch]' (the PyTorch door)")
+
+NO_TORCH = """\
+raise ImportError("seeded: this python has no torch")
+"""
+
+
+def test_every_torchvision_model_is_a_case_through_both_doors_and_the_twins_pair_up():
+    ids = {case.id for case in catalog.catalog()}
+    assert {"tv-squeezenet1_0", "tv-squeezenet1_0-onnx", "tv-squeezenet1_0-nhwc",
+            "tv-squeezenet1_0-onnx-nhwc", "hf-bert", "hf-llama-nhwc"} <= ids
+    assert torch_cases.twin_of("tv-resnet18") == "tv-resnet18-onnx"
+    assert torch_cases.twin_of("tv-resnet18-onnx-nhwc") == "tv-resnet18-nhwc"
+    assert torch_cases.twin_of("hf-bert") is None
+    if importlib.util.find_spec("torchvision") is not None:
+        from torchvision import models
+        listed = set(models.list_models())
+        assert {f"tv-{name}" for name in listed} <= ids   # every model list_models() returns
+
+
+def test_without_torch_a_torch_case_cannot_be_tested_and_names_the_extra(tmp_path):
+    """No torch here (a seeded `torch` that fails to import, first on the path): exit 125,
+    "cannot test", with the extra to install; never a harness error or a TVM failure."""
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(NO_TORCH)
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}", "HARNESS_WARM": "0"}
+    proc = subprocess.run([sys.executable, "-m", "harness", "check", "hf-bert"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 125, proc.stdout + proc.stderr
+    assert "unsupported" in proc.stdout and "pip install -e '.[torch]'" in proc.stdout, \
+        proc.stdout
+
+
+@needs_torch
+def test_an_export_is_made_once_per_torch_version(tmp_path, monkeypatch):
+    """The exported program is cached per (torch, torchvision, transformers) version: a
+    second run does not export again."""
+    from harness.doors import torch_models
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    model = torch_models.TorchModel("transformers", "bert")
+    path = model.export()
+    assert f"torch{torch_models.versions()['torch']}" in path
+    made = os.stat(path).st_mtime_ns
+    assert model.export() == path and os.stat(path).st_mtime_ns == made
+
+
+@needs_torch
+def test_a_model_that_does_not_export_is_unsupported_through_the_cli():
+    code, out, _ = cli("check", "tv-fasterrcnn_mobilenet_v3_large_320_fpn", "--quiet")
+    assert code == 125 and "refused" in out, out
+
+
+def test_the_report_sets_the_two_doors_side_by_side():
+    """Rows of the same model through both doors pair up; a failure one frontend alone
+    shows is marked."""
+    def row(case, verdict, signatures):
+        return {"case": case, "layout": "nchw", "path": "extract", "target": "llvm",
+                "verdict": verdict, "status": "known" if signatures else "pass",
+                "outcome_count": 3, "signatures": signatures}
+    rows = [row("tv-squeezenet1_0", "mutated", ["mutated:zero-pipeline:tirx.AnnotateEntryFunc"]),
+            row("tv-squeezenet1_0-onnx", "pass", []), row("hf-bert", "pass", [])]
+    lines = report.two_doors(rows)
+    (pair,) = [line for line in lines if line.startswith("| tv-")]
+    assert "**differs**" in pair and "AnnotateEntryFunc" in pair
+    assert report.two_doors([rows[2]]) == []
