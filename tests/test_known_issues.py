@@ -42,6 +42,22 @@ verdict = "error"
 phase = "determinism"
 strict = false
 reference = "hidden counter"
+
+[[issue]]
+case = "*"
+tvm_ffi = ">=0.1.15"
+verdict = "crash"
+reference = "every save_json crashes"
+
+[[issue]]
+case = "*"
+path = "cross-release"
+tvm = ">=0.27"
+saved_by = "==0.26.0"
+stage = "cross-release"
+access_path = "(load_json)"
+verdict = "lossy-roundtrip"
+reference = "0.27 cannot load what 0.26 saved"
 """
 STACK = {"tvm_version": "0.27.0.post1", "tvm_ffi_version": "0.1.14.post1"}
 
@@ -130,6 +146,39 @@ def test_incomplete_or_injected_runs_do_not_make_entries_stale(registry):
     assert known_issues.judge(crash).stale == [] and known_issues.judge(crash).status == "new"
     injected = result("yolov3-tiny", inject_pass="tests/seeded.py:mutate_in_place")
     assert known_issues.judge(injected).status == "pass"
+
+
+def cross_release(*violations, saved_by="0.26.0", stages=("import", "cross-release")):
+    """A `matrix --cross-release` result: loaded on STACK what `saved_by` saved."""
+    return result("conv", *violations, path="cross-release", stages=stages,
+                  saved_by={"tvm_version": saved_by, "tvm_ffi_version": "0.1.14.post1"})
+
+
+def unloadable():
+    return Violation("lossy-roundtrip", "cross-release", "(load_json)", "cannot load",
+                     phase="copy", copier="json@0.26.0")
+
+
+def test_a_cross_release_entry_is_scoped_by_the_saving_release_too(registry):
+    assert known_issues.judge(cross_release(unloadable())).status == "known"
+    assert known_issues.judge(cross_release(unloadable(), saved_by="0.25.0")).status == "new"
+    assert known_issues.judge(cross_release(saved_by="0.25.0")).status == "pass"
+    assert known_issues.judge(cross_release()).status == "stale"   # the pair loads now
+    # B's own import failed: the load never ran, nothing is known about the entry
+    assert known_issues.judge(cross_release(stages=("import",))).status == "pass"
+
+
+def test_only_entries_naming_the_cross_release_path_go_stale_on_its_results(registry):
+    """A cross-release result runs none of the paths other entries were measured on."""
+    on_0_1_15 = cross_release()
+    on_0_1_15.tvm_ffi_version = "0.1.15.post2"
+    stale = known_issues.judge(on_0_1_15).stale   # the crash entry is not among them
+    assert [entry.reference for entry in stale] == ["0.27 cannot load what 0.26 saved"]
+    on_0_1_15.add(Violation("crash", "cross-release", "(process)", "SIGSEGV", phase="copy"))
+    assert known_issues.judge(on_0_1_15).status == "known"   # it may still explain
+    checked = result("conv", stages=["zero-pipeline"])
+    checked.tvm_ffi_version = "0.1.15.post2"
+    assert known_issues.judge(checked).status == "stale"     # where it was measured
 
 
 def test_kinds_restrict_what_an_item_judges(registry):

@@ -28,8 +28,12 @@ from harness.verdict import status as status_of
 
 # A result that ended early cannot show that a registered violation is gone.
 _INCOMPLETE = ("harness-error", "crash", "timeout", "unsupported")
+# The path of `matrix --cross-release` results (a module saved on one release, loaded on
+# the next): entries name it to scope a pair of releases (with the copier `json@A`).
+CROSS_RELEASE_PATH = "cross-release"
 _FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
-           "stage", "phase", "copier", "pass", "access_path", "strict", "reproducer")
+           "stage", "phase", "copier", "pass", "access_path", "strict", "reproducer",
+           "saved_by")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +55,7 @@ class KnownIssue:
     copier: str = ""     # the violation's copier, "" = any
     id: str = ""         # a stable name (`check --json` names it); default FILE#N
     base: str = CASES_DIR  # the folder whose known_issues.toml holds it
+    saved_by: str = ""   # cross-release: specifier over the apache-tvm that saved, "" = any
 
     @property
     def reproducer_path(self) -> str:
@@ -63,11 +68,16 @@ class KnownIssue:
         return os.path.join(self.base, self.reproducer)
 
     def applies(self, case: str, versions: dict, layout: str = "nchw",
-                path: str = "extract", source_builds: bool = False) -> bool:
-        """In scope: this case, on this stack, layout and path."""
+                path: str = "extract", source_builds: bool = False,
+                saved_by: dict | None = None) -> bool:
+        """In scope: this case, on this stack, layout and path (and for a cross-release
+        result, `saved_by`: the versions of the release that saved what it loaded)."""
         if not any(fnmatch.fnmatch(case, glob) for glob in self.case):
             return False
         if (self.layout and self.layout != layout) or (self.path and self.path != path):
+            return False
+        if self.saved_by and not _within((saved_by or {}).get("tvm_version"), self.saved_by,
+                                         source_builds):
             return False
         return self.on_stack(versions, source_builds)
 
@@ -94,7 +104,8 @@ class KnownIssue:
         """More constraints and no wildcard in the case: the more specific entry wins."""
         constraints = sum(bool(field) for field in (self.tvm, self.tvm_ffi, self.layout,
                                                      self.path, self.stage, self.pass_name,
-                                                     self.access_path, self.phase, self.copier))
+                                                     self.access_path, self.phase, self.copier,
+                                                     self.saved_by))
         exact_case = all(not any(ch in glob for ch in "*?[") for glob in self.case)
         return constraints + 10 * exact_case
 
@@ -171,10 +182,11 @@ def read(path: str) -> tuple[KnownIssue, ...]:
 
 
 def in_scope(case: str, versions: dict, layout: str = "nchw",
-             path: str = "extract", source_builds: bool = False) -> list[KnownIssue]:
+             path: str = "extract", source_builds: bool = False,
+             saved_by: dict | None = None) -> list[KnownIssue]:
     """Entries that apply here, most specific first."""
     found = [issue for issue in registry()
-             if issue.applies(case, versions, layout, path, source_builds)]
+             if issue.applies(case, versions, layout, path, source_builds, saved_by)]
     return sorted(found, key=lambda issue: -issue.specificity)
 
 
@@ -239,7 +251,7 @@ def judge(result: Result, kinds: tuple[str, ...] | None = None,
     whether a failure on a commit is a registered one)."""
     options = result.options or {}
     entries = in_scope(result.case, result.__dict__, options.get("layout", "nchw"),
-                       options.get("path", "extract"), source_builds)
+                       options.get("path", "extract"), source_builds, options.get("saved_by"))
     # "unsupported" is not a violation of TVM's: cannot test, exit 125.
     violations = [v for v in result.violations
                   if v.kind != "unsupported" and (kinds is None or v.kind in kinds)]
@@ -255,10 +267,14 @@ def judge(result: Result, kinds: tuple[str, ...] | None = None,
     # An injected pass or a result that ended early may hide a registered violation.
     if result.verdict not in _INCOMPLETE and not options.get("inject_pass"):
         ran = {stage.name for stage in result.stages}
+        # A cross-release result runs none of the paths the other entries were measured
+        # on: they may explain its violations, but only entries naming it go stale there.
+        cross = options.get("path") == CROSS_RELEASE_PATH
         # An entry is stale only if its stage ran: a path stopped earlier proves nothing.
         stale = [entry for entry in entries if entry.strict and entry not in used
                  and (kinds is None or entry.verdict in kinds)
-                 and (not entry.stage or entry.stage in ran)]
+                 and (not entry.stage or entry.stage in ran)
+                 and (entry.path or not cross)]
     return Judgement(known, unknown, stale, result.verdict)
 
 

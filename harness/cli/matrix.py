@@ -1,12 +1,15 @@
 """`python -m harness matrix`: cases x version sets in one table, from cached environments.
 
 Writes matrix.md and matrix.html (one static page) to --out; exits like
-`report`: 0 when every non-pass cell is a registered known issue.
+`report`: 0 when every non-pass cell is a registered known issue. With
+--cross-release, a column per adjacent pair of sets ("A -> B json"): each case's module
+and tuning log saved in A's environment and read in B's (versions.cross_release).
 """
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 
 from harness.catalog import cases as catalog
@@ -18,7 +21,7 @@ from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi.pipelines import PATH_NAMES, Options
 from harness.verdict import EXIT_INTERRUPTED, BadInput, exit_code_of_rows
 from harness.verdict import status as status_of
-from harness.versions import envs
+from harness.versions import cross_release, envs
 
 
 def parse_set(text: str) -> dict[str, str]:
@@ -29,6 +32,9 @@ def cmd_matrix(args) -> int:
     sets = [parse_set(s) for s in args.set]
     if not sets:
         raise BadInput("give at least one --set 'apache-tvm==V,apache-tvm-ffi==V'")
+    if args.cross_release and len(sets) < 2:
+        raise BadInput("--cross-release needs at least two --set: it saves in each set and "
+                       "loads in the next")
     cases = catalog.select_for_run(args.pattern, everything=True)
     output_dir(args.out)
     labels = [" ".join(f"{n.removeprefix('apache-')}=={v}" for n, v in sorted(s.items()))
@@ -42,23 +48,31 @@ def cmd_matrix(args) -> int:
         pythons.append(envs.python_of(path))
         validate(cases[0].id, Options(layout=cases[0].layout, path=args.path,
                                       target=args.target), python=pythons[-1])
-    work = [(label, python, case) for label, python in zip(labels, pythons, strict=True)
+    # (column, case, python, the python of the release that loads: a cross-release pair)
+    work = [(label, case, python, None) for label, python in zip(labels, pythons, strict=True)
             for case in cases]
+    pairs = _pairs(args, labels, pythons)
+    work += [(label, case, saves, loads) for label, (saves, loads) in pairs for case in cases]
 
     def one(item):
-        label, python, case = item
+        label, case, python, loads = item
+        if loads is not None:
+            options = Options(layout=case.layout, path="extract", target=args.target)
+            result = cross_release.run_pair(case.id, options, python, loads,
+                                            timeout=args.timeout)
+            return cell_of(result, _pair_command(args, case, label, labels))
         options = Options(layout=case.layout, path=args.path, target=args.target)
         result = run_isolated(case.id, options, timeout=args.timeout, python=python)
         return cell_of(result, reproduce_command(case.id, options))
 
     def keep(item, cell):
-        label, _, case = item
+        label, case, _, _ = item
         cells[case.id, label] = cell
         print(f"[{label}] {case.id}: {cell['verdict']} ({cell['status']})", file=sys.stderr,
               flush=True)
 
     interrupted = batch.run(work, one, args.jobs, keep)
-    _write(args, cases, labels, cells)
+    _write(args, cases, labels, cells, [label for label, _ in pairs])
     if interrupted:
         print(f"matrix: interrupted; the {len(cells)} cells decided are in {args.out}",
               file=sys.stderr)
@@ -66,21 +80,46 @@ def cmd_matrix(args) -> int:
     return exit_code_of_rows(cells.values())
 
 
-def _write(args, cases, labels, cells) -> None:
+def _pairs(args, labels: list[str], pythons: list[str]) -> list[tuple[str, tuple]]:
+    """(column label, (A's python, B's python)) for each adjacent pair of sets."""
+    if not args.cross_release:
+        return []
+    return [(pair_label(labels[i], labels[i + 1]), (pythons[i], pythons[i + 1]))
+            for i in range(len(labels) - 1)]
+
+
+def pair_label(saved_in: str, loaded_in: str) -> str:
+    return f"{saved_in} -> {loaded_in} json"
+
+
+def _pair_command(args, case, label: str, labels: list[str]) -> str:
+    """The matrix run of just this case and pair: what re-runs a cross-release cell."""
+    first = next(i for i in range(len(labels) - 1)
+                 if pair_label(labels[i], labels[i + 1]) == label)
+    words = ["python", "-m", "harness", "matrix", case.id, "--set", args.set[first],
+             "--set", args.set[first + 1], "--cross-release"]
+    if args.target != "llvm":
+        words += ["--target", args.target]
+    return shlex.join(words)
+
+
+def _write(args, cases, labels, cells, pairs: list[str] = ()) -> None:
     """matrix.md (also printed), matrix.json and matrix.html; a cell not decided is blank."""
     case_ids = [case.id for case in cases]
-    table = markdown(case_ids, labels, cells)
+    columns = list(labels) + list(pairs)
+    table = markdown(case_ids, columns, cells)
     print(table)
     with open(os.path.join(args.out, "matrix.md"), "w") as handle:
         handle.write(table + "\n")
     with open(os.path.join(args.out, "matrix.json"), "w") as handle:
-        json.dump({"cases": case_ids, "sets": labels, "path": args.path,
+        json.dump({"cases": case_ids, "sets": labels, "cross_release": list(pairs),
+                   "path": args.path,
                    "cells": [{"case": case_id, "set": label, **cell}
                              for (case_id, label), cell in cells.items()]},
                   handle, indent=1)
     page = os.path.join(args.out, "matrix.html")
     with open(page, "w") as handle:
-        handle.write(matrix_page.render(case_ids, labels, cells, title=f"path {args.path}"))
+        handle.write(matrix_page.render(case_ids, columns, cells, title=f"path {args.path}"))
     print(f"matrix: {page}", file=sys.stderr)
 
 
@@ -120,4 +159,10 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)
     p.add_argument("--jobs", type=positive_int, default=1,
                    help="cells checked at once (default 1: sets are whole TVM installs)")
+    p.add_argument("--cross-release", action="store_true",
+                   help="also a column per adjacent pair of sets, in the order given: each "
+                        "case's module saved with save_json and its tasks' tuning log "
+                        "written in one set, loaded in the next and compared with that set's "
+                        "own import and tasks (extract path, whatever --path says). Costs "
+                        "about one more check per case and pair")
     p.set_defaults(func=cmd_matrix)

@@ -20,7 +20,7 @@ import sys
 from harness import classify, doors
 from harness.catalog import cases as catalog
 from harness.doors import torch_models
-from harness.runner import reproducer
+from harness.runner import cross_release, reproducer
 from harness.runner.path_runner import PathRunner
 from harness.signature import Signature
 from harness.tvmapi import loading
@@ -46,6 +46,8 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     case = catalog.resolve(spec["case"])
     loading.tvm()  # TVMUnavailable here means "cannot test" (exit 125), not a verdict on TVM
     result = Result(case=spec["case"], options=options.to_json(), **loading.versions())
+    if spec.get("cross_release"):   # one half of a case across two releases
+        return cross_release.run(spec["cross_release"], spec["case"], options, emit)
     crash_input = os.path.join(workdir, CRASH_INPUT) if options.keep_crash_input else None
     runner = PathRunner(options, emit, crash_input_path=crash_input)   # BadInput: exit 2
     if spec.get("validate"):

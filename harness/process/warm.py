@@ -157,8 +157,7 @@ def _serve() -> int:
         loading.tvm()        # the point of the server: pay the import once
         cases.catalog()
         if os.environ.get(PRELOAD_TORCH):
-            import torch  # noqa: F401 - the PyTorch door's imports, paid once as well
-            import tvm.relax.frontend.torch  # noqa: F401
+            loading.preload_torch_frontend()   # the PyTorch door's imports, paid once too
     except Exception:  # noqa: BLE001 - each forked child reports it as its verdict
         pass
     out = sys.stdout

@@ -92,6 +92,24 @@ def tuned_workloads(work_dir: str) -> list[tuple[str, int]]:
             for record in database.get_all_tuning_records()]
 
 
+def write_tuning_log(work_dir: str, tasks) -> None:
+    """A MetaSchedule tuning log (JSONDatabase) in `work_dir` holding every task's
+    workload, the module tuning commits (`dispatched[0]`): its workload table is the
+    JSON a later release must read back for the log to be of any use."""
+    database = meta_schedule().database.JSONDatabase(work_dir=work_dir)
+    for task in tasks:
+        database.commit_workload(task.dispatched[0])
+
+
+def tasks_missing_from_tuning_log(work_dir: str, tasks) -> list[str]:
+    """Names of the tasks whose workload the tuning log in `work_dir` does not hold, as
+    tuning looks it up (structural hash and equality). Opening the log parses every
+    workload in it: a log this release cannot read raises here."""
+    database = meta_schedule().database.JSONDatabase(work_dir=work_dir, allow_missing=False)
+    return sorted(str(task.task_name) for task in tasks
+                  if not database.has_workload(task.dispatched[0]))
+
+
 def tune_dependencies_missing() -> str | None:
     """meta_schedule's tuner imports these, which apache-tvm does not declare."""
     missing = []

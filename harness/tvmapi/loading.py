@@ -58,6 +58,13 @@ def _assert_provenance(module) -> None:
             raise WrongTVM(f"TVM libraries loaded from {outside or 'nowhere'}, not from {build}")
 
 
+def preload_torch_frontend() -> None:
+    """Import torch and TVM's PyTorch frontend (the warm server's torch flavour pays it
+    once for every PyTorch-door check it forks)."""
+    tvm()
+    import tvm.relax.frontend.torch  # noqa: F401 - imports torch as well
+
+
 @functools.cache
 def ffi():
     tvm()
