@@ -61,8 +61,7 @@ def _assert_provenance(module) -> None:
 def preload_torch_frontend() -> None:
     """Import torch and TVM's PyTorch frontend (the warm server's torch flavour pays it
     once for every PyTorch-door check it forks)."""
-    tvm()
-    import tvm.relax.frontend.torch  # noqa: F401 - imports torch as well
+    importlib.import_module(tvm().__name__ + ".relax.frontend.torch")   # imports torch too
 
 
 @functools.cache
