@@ -226,10 +226,12 @@ def _discover_torch(rule: dict, slow: set[str]) -> list[Case]:
     from harness.catalog import torch_cases
     sample = _Sample(rule, "torch")
     found = []
+    heavy = set(rule.get("slow_models", []))
     for case_id, source, family_tags in torch_cases.discover(rule):
+        size_tags = ("slow",) if source.partition(":")[2] in heavy else ()
         for layout in rule.get("layouts", ["nchw"]):
             variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
-            tags = _tags(rule.get("tags", []), variant, slow) + family_tags
+            tags = _tags(rule.get("tags", []), variant, slow) + family_tags + size_tags
             # the sample names variants: the default run cannot afford both layouts
             tags += (("layout",) if layout != "nchw" else ()) + sample.tags(variant)
             found.append(Case(variant, source, tags, layout))
