@@ -84,6 +84,17 @@ _SHAPES = {"inception_v3": (1, 3, 299, 299), "quantized_inception_v3": (1, 3, 29
            "s3d": (1, 3, 16, 224, 224)}
 
 
+def _builder_arguments(family: str) -> dict:
+    """Random weights, never a download: detection and segmentation builders fetch ImageNet
+    weights for their backbone unless told not to (`weights_backbone`)."""
+    arguments = {"weights": None}
+    if family in ("detection", "segmentation"):
+        arguments["weights_backbone"] = None
+    if family == "quantization":
+        arguments["quantize"] = True
+    return arguments
+
+
 def _torchvision_inputs(name: str, family: str) -> list[tuple[int, ...]]:
     if family == "optical_flow":
         return [_IMAGE, _IMAGE]          # two frames
@@ -150,8 +161,7 @@ class TorchModel:
                 inputs = (torch.randn(*shape, generator=generator),)
             return model.eval(), inputs
         import torchvision
-        extra = {"quantize": True} if self.family == "quantization" else {}
-        model = torchvision.models.get_model(self.name, weights=None, **extra)
+        model = torchvision.models.get_model(self.name, **_builder_arguments(self.family))
         inputs = tuple(torch.randn(*shape, generator=generator)
                        for shape in _torchvision_inputs(self.name, self.family))
         return model.eval(), inputs
@@ -175,12 +185,13 @@ class TorchModel:
                 "model = Model(inner).eval()",
                 f"inputs = ({make.format(shape=shape)},)",
                 "program = torch.export.export(model, inputs)"])
-        extra = ", quantize=True" if self.family == "quantization" else ""
+        arguments = ", ".join(f"{key}={value!r}"
+                              for key, value in _builder_arguments(self.family).items())
         shapes = _torchvision_inputs(self.name, self.family)
         return "\n".join([
             "import torch, torchvision",
             "torch.manual_seed(0)",
-            f"model = torchvision.models.get_model({self.name!r}, weights=None{extra}).eval()",
+            f"model = torchvision.models.get_model({self.name!r}, {arguments}).eval()",
             "inputs = (" + ", ".join(f"torch.randn(*{shape})" for shape in shapes) + ",)",
             "program = torch.export.export(model, inputs)"])
 
@@ -230,8 +241,8 @@ class TorchModel:
                     with _quiet():
                         make(path + ".partial")
                     os.replace(path + ".partial", path)
-                except TorchUnavailable:
-                    raise
+                except (TorchUnavailable, OSError):   # OSError: a download (URLError) or
+                    raise                              # the disk: not torch's refusal
                 except Exception as exc:  # noqa: BLE001 - torch's refusal is the case's verdict
                     what = "torch.export" if suffix == ".pt2" else "torch.onnx.export"
                     with open(refused, "w") as handle:
