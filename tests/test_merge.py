@@ -67,6 +67,11 @@ def test_what_must_not_be_joined_is_refused_before_anything_is_written(tmp_path)
     assert code == 2 and "two harness versions" in err
     code, _, err = cli_here("merge", str(tmp_path / "nosuch"), "--out", str(out))
     assert code == 2 and "not a folder" in err
+    old_row = _row("conv-d")
+    old_row["tasks"] = old_row.pop("outcome_count")   # as rows were before the rename
+    older = _folder(tmp_path / "older", STACK_27, [old_row])
+    code, _, err = cli_here("merge", one, older, "--out", str(out))
+    assert code == 2 and "has no outcome_count" in err and not out.exists()
 
 
 def test_guard_suite_records_of_several_runs_join_into_one_summary(tmp_path):

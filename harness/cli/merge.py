@@ -23,6 +23,11 @@ from harness.suite import summary
 from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, exit_code_of_rows
 
 COMMANDS = {"report": report_cli.row_key, "passes": passes_cli.row_key}
+# The fields the merged page reads, per command: a row without them was written by a
+# harness older than its row format says (refused, never a crash of the merge).
+NEEDED = {"report": ("case", "verdict", "status", "failing", "exit", "outcome_count",
+                     "wall_seconds", "violations"),
+          "passes": ("pass", "case", "point", "verdict", "failing", "exit")}
 
 
 def set_label(stack: dict) -> str:
@@ -50,6 +55,10 @@ def read(folders: list[str]) -> dict[str, list[tuple[str, dict]]]:
                     raise BadInput(f"rows of two harness versions (harness, row format): "
                                    f"{first} in {where}, {second} in {there}; run them again "
                                    "with one harness")
+                missing = [field for field in NEEDED[command] if field not in line["row"]]
+                if missing:
+                    raise BadInput(f"a {command} row in {folder} has no {', '.join(missing)}: "
+                                   "it was written by another harness version; run it again")
                 label = set_label(stack)
                 identity = (command, label, json.dumps(stack, sort_keys=True),
                             key(line["row"]))
