@@ -22,6 +22,7 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 4   # the harness itself failed: a bisect must stop, not blame a release
 EXIT_CANNOT_TEST = 125  # git bisect run: skip this revision
 EXIT_INTERRUPTED = 130  # Ctrl-C: what was finished is kept (rows journals, state files)
+EXIT_TERMINATED = 143   # SIGTERM (a CI job cancelled, `kill`): kept and stopped the same way
 
 _EXIT_CODES = {
     "pass": EXIT_PASS,

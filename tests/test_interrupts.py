@@ -1,5 +1,5 @@
-"""Ctrl-C keeps everything done and stops at once; a rows journal is never replaced or
-mixed silently.
+"""Ctrl-C (and SIGTERM, as a cancelled CI job sends) keeps everything done and stops at
+once; a rows journal is never replaced or mixed silently.
 
 The interrupt tests start the CLI in its own process group and send SIGINT to the
 group, as a terminal does. How long the stop takes is measured by the closing
@@ -45,15 +45,19 @@ def _leftovers(marker: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("args, twice", [
-    (["report", "node-*", "--all", "--jobs", "2"], False),
+@pytest.mark.parametrize("args, twice, signal_number, code", [
+    (["report", "node-*", "--all", "--jobs", "2"], False, signal.SIGINT, 130),
+    # a CI job cancelled, `kill`: SIGTERM to the command alone, taken as Ctrl-C is
+    (["report", "node-*", "--all", "--jobs", "2"], False, signal.SIGTERM, 143),
     pytest.param(["passes", "Conv2d", "Conv1d*", "--pass", "*", "--jobs", "2"], True,
+                 signal.SIGINT, 130, marks=pytest.mark.nightly),
+    pytest.param(["report", "node-*", "--all", "--jobs", "2"], True, signal.SIGINT, 130,
                  marks=pytest.mark.nightly),
-    pytest.param(["report", "node-*", "--all", "--jobs", "2"], True, marks=pytest.mark.nightly),
     pytest.param(["passes", "Conv2d", "Conv1d*", "--pass", "*", "--jobs", "2"], False,
-                 marks=pytest.mark.nightly),
+                 signal.SIGINT, 130, marks=pytest.mark.nightly),
 ])
-def test_ctrl_c_stops_at_once_keeping_every_finished_row(tmp_path, args, twice):
+def test_ctrl_c_stops_at_once_keeping_every_finished_row(tmp_path, args, twice,
+                                                         signal_number, code):
     marker = f"{MARK}={os.getpid()}-{time.monotonic_ns()}"
     env = dict(os.environ, PYTHONPATH=ROOT, **dict([marker.split("=", 1)]))
     proc = subprocess.Popen([sys.executable, "-m", "harness", *args, "--out", str(tmp_path)],
@@ -65,12 +69,15 @@ def test_ctrl_c_stops_at_once_keeping_every_finished_row(tmp_path, args, twice):
         time.sleep(0.1)
     assert proc.poll() is None, proc.communicate()
     started = time.monotonic()
-    os.killpg(proc.pid, signal.SIGINT)
+    if signal_number == signal.SIGINT:
+        os.killpg(proc.pid, signal.SIGINT)   # a terminal's Ctrl-C reaches the whole group
+    else:
+        os.kill(proc.pid, signal_number)
     if twice:
         os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     took = time.monotonic() - started
-    assert proc.returncode == 130, err[-2000:]
+    assert proc.returncode == code, err[-2000:]
     assert took < 15, f"the interrupt waited {took:.1f} s for queued work"
     kept = _rows(tmp_path)
     assert kept >= 2

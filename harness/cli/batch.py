@@ -14,18 +14,28 @@ import signal
 from typing import Callable, Iterable
 
 from harness.process import isolate
-from harness.verdict import EXIT_INTERRUPTED
+from harness.verdict import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 
-def _exit_now(signum, frame) -> None:
-    os._exit(EXIT_INTERRUPTED)
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job cancelled, `kill`), taken as Ctrl-C is: the same stop, nothing
+    finished lost, no child left; exit 143 instead of 130."""
+
+
+def terminate_like_ctrl_c(signum, frame) -> None:
+    raise Terminated()
+
+
+def exit_code_of(interrupt: KeyboardInterrupt) -> int:
+    return EXIT_TERMINATED if isinstance(interrupt, Terminated) else EXIT_INTERRUPTED
 
 
 def run(todo: Iterable, work: Callable, jobs: int, on_row: Callable,
-        first: Callable[[], None] | None = None) -> bool:
+        first: Callable[[], None] | None = None) -> int | None:
     """`work(item)` for every item on `jobs` threads, `on_row(item, row)` in this thread as
     each finishes. `first` runs on the pool before any item (a validation that should
-    warm the same worker). True when interrupted."""
+    warm the same worker). The exit code of an interruption (130 Ctrl-C, 143 SIGTERM),
+    None when every item ran."""
     pool = concurrent.futures.ThreadPoolExecutor(jobs)
     futures: dict = {}
     handed: set = set()
@@ -36,18 +46,20 @@ def run(todo: Iterable, work: Callable, jobs: int, on_row: Callable,
         for future in concurrent.futures.as_completed(futures):
             handed.add(future)
             on_row(futures[future], future.result())
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
+        code = exit_code_of(interrupt)
         pool.shutdown(wait=False, cancel_futures=True)
         isolate.cancel_all()
-        signal.signal(signal.SIGINT, _exit_now)   # a second Ctrl-C: out at once
+        for number in (signal.SIGINT, signal.SIGTERM):   # a second one: out at once
+            signal.signal(number, lambda *_: os._exit(code))
         for future, item in futures.items():     # finished before the Ctrl-C, not yet handed
             if future not in handed and future.done() and not future.cancelled() \
                     and future.exception() is None:
                 on_row(item, future.result())
-        return True
+        return code
     except BaseException:   # bad input a child refused, our own bug: stop the rest
         pool.shutdown(wait=False, cancel_futures=True)
         isolate.kill_running()
         raise
     pool.shutdown(wait=False)
-    return False
+    return None

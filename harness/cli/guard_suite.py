@@ -32,7 +32,7 @@ from harness.cli.options import (
 from harness.paths import REPO_ROOT
 from harness.process import isolate
 from harness.suite import summary
-from harness.verdict import EXIT_INTERRUPTED, EXIT_PASS, BadInput
+from harness.verdict import EXIT_PASS, BadInput
 from harness.versions import envs
 
 PYTEST_USAGE_ERROR = 4
@@ -147,7 +147,7 @@ def cmd_guard_suite(args) -> int:
     if interrupted:
         print(f"guard-suite: interrupted; {len(rows)} of {len(files)} files kept "
               "(--resume continues)", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted
     print(f"guard-suite: {len(rows)} files in {time.monotonic() - started:.0f} s -> "
           f"{os.path.join(args.out, 'summary.md')}", file=sys.stderr)
     return result

@@ -13,10 +13,12 @@ import json
 import os
 import signal
 import sys
+import threading
 
 from harness import signature
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
+from harness.cli import batch
 from harness.cli.options import output_dir, positive_float, positive_int
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
@@ -232,6 +234,8 @@ def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def main(argv=None) -> int:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, batch.terminate_like_ctrl_c)
     try:
         own, passthrough = _split_passthrough(list(sys.argv[1:] if argv is None else argv))
         args = build_parser().parse_args(own)
@@ -245,11 +249,14 @@ def main(argv=None) -> int:
     except BadInput as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
+        code = batch.exit_code_of(interrupt)
         cancel_all()   # no child or warm server outlives the command
-        signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_INTERRUPTED))  # a second: now
-        print("harness: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        for number in (signal.SIGINT, signal.SIGTERM):   # a second one: now
+            signal.signal(number, lambda *_, code=code: os._exit(code))
+        print("harness: " + ("interrupted" if code == EXIT_INTERRUPTED else "terminated"),
+              file=sys.stderr)
+        return code
     except BrokenPipeError:  # `harness list | head`
         sys.stderr.close()
         return 0

@@ -19,7 +19,7 @@ from harness.cli.options import output_dir, positive_float, positive_int
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi.pipelines import PATH_NAMES, Options
-from harness.verdict import EXIT_INTERRUPTED, BadInput, exit_code_of_rows
+from harness.verdict import BadInput, exit_code_of_rows
 from harness.verdict import status as status_of
 from harness.versions import cross_release, envs
 
@@ -76,7 +76,7 @@ def cmd_matrix(args) -> int:
     if interrupted:
         print(f"matrix: interrupted; the {len(cells)} cells decided are in {args.out}",
               file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted
     return exit_code_of_rows(cells.values())
 
 

@@ -43,7 +43,6 @@ from harness.tvmapi.pipelines import Options
 from harness.verdict import (
     EXIT_CANNOT_TEST,
     EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
     EXIT_PASS,
     EXIT_VIOLATED,
     BadInput,
@@ -257,7 +256,7 @@ def _sweep(args) -> int:
         print(markdown(rows))
     print(f"passes: {checked} checks in {seconds:.0f} s "
           f"({checked / seconds if seconds else 0:.1f}/s)", file=sys.stderr)
-    return EXIT_INTERRUPTED if interrupted else exit_code_of_rows(rows)
+    return interrupted if interrupted else exit_code_of_rows(rows)
 
 
 def row_key(row: dict) -> tuple:

@@ -31,7 +31,7 @@ from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.signature import Signature
 from harness.tvmapi import loading
 from harness.tvmapi.pipelines import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
-from harness.verdict import EXIT_INTERRUPTED, Result, exit_code_of_rows
+from harness.verdict import Result, exit_code_of_rows
 from harness.verdict import status as status_of
 
 
@@ -171,7 +171,7 @@ def cmd_report(args) -> int:
     if interrupted:
         print(f"report: interrupted; {len(rows)} of {len(work)} rows kept in {journal.path} "
               "(--resume continues)", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted
     print(f"report: {len(rows)} rows in {time.monotonic() - started:.0f} s -> "
           f"{os.path.join(args.out, 'report.md')}", file=sys.stderr)
     for row in rows:
