@@ -158,7 +158,9 @@ def _serve() -> int:
         cases.catalog()
         if os.environ.get(PRELOAD_TORCH):
             import torch  # noqa: F401 - the PyTorch door's imports, paid once as well
-            import tvm.relax.frontend.torch  # noqa: F401
+
+            from harness.tvmapi import calls
+            calls.load_torch_frontend()
     except Exception:  # noqa: BLE001 - each forked child reports it as its verdict
         pass
     out = sys.stdout

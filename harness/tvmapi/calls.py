@@ -20,6 +20,12 @@ def from_onnx(model, shape_dict: dict | None = None):
     return _from_onnx(model, shape_dict=shape_dict)
 
 
+def load_torch_frontend() -> None:
+    """Import TVM's PyTorch frontend (and torch with it) now: a warm server pays it once."""
+    tvm()
+    importlib.import_module("tvm.relax.frontend.torch")
+
+
 def from_exported_program(program):
     """torch.export's program -> IRModule (TVM's PyTorch frontend imports torch)."""
     tvm()
