@@ -6,12 +6,13 @@ item's) and splits every part of the nightly with the shards' own rule
 (harness.shards.split: longest first onto the least-loaded shard), as the job matrix
 does with one shard index for every step. A shard's time is the sum of its parts;
 the nightly's wall time is its slowest shard. The pass sweep has no per-check times in
-its journal: give `--sweep-seconds-per-case S` (measured: `passes CASE --out DIR` on a
-median case), and each default-catalog case is weighed by its extract wall time
-relative to the median one.
+its journal: give `--sweep-seconds-per-case S` (one job's seconds for a small case's ~251
+checks) and `--sweep-heavy-seconds S` for the cases whose extract takes 4x the median
+one or more (their weights dominate every copy); docs/findings.md has both measured.
 
 Usage: python bench/nightly_plan.py --report DIR [--report DIR ...] [--guard-suite DIR]
-        [--pytest-durations FILE] [--sweep-seconds-per-case S] [--shards 1,2,4,8]
+        [--pytest-durations FILE] [--sweep-seconds-per-case S] [--sweep-heavy-seconds S]
+        [--shards 1,2,4,8]
 """
 from __future__ import annotations
 
@@ -53,8 +54,10 @@ def parts(args) -> dict[str, dict[str, float]]:
         from harness.catalog import cases as catalog
         swept = {case.id for case in catalog.select_for_run(None)} & set(extract_walls)
         middle = statistics.median(extract_walls[case] for case in swept)
+        heavy = args.sweep_heavy_seconds or args.sweep_seconds_per_case
         out["pass sweep (estimated)"] = {
-            case: args.sweep_seconds_per_case * extract_walls[case] / middle for case in swept}
+            case: heavy if extract_walls[case] >= 4 * middle else args.sweep_seconds_per_case
+            for case in swept}
     return out
 
 
@@ -64,6 +67,7 @@ def main() -> int:
     parser.add_argument("--guard-suite", metavar="DIR")
     parser.add_argument("--pytest-durations", metavar="FILE")
     parser.add_argument("--sweep-seconds-per-case", type=float, default=0.0)
+    parser.add_argument("--sweep-heavy-seconds", type=float, default=0.0)
     parser.add_argument("--shards", default="1,2,4,8,16")
     args = parser.parse_args()
     plan = parts(args)

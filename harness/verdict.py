@@ -205,6 +205,7 @@ class Result:
     outcome: list = dataclasses.field(default_factory=list)
     reproducer: str | None = None    # repro.py the child wrote, when it was asked to
     reproducer_error: str = ""       # why it could not write it (the verdict stands)
+    task_output: dict | None = None  # what a child asked for a task (no check) answered
 
     def set_outcome(self, signatures: list) -> None:
         self.outcome = json.loads(json.dumps(signatures))
@@ -227,6 +228,8 @@ class Result:
         data = dataclasses.asdict(self)
         data["violations"] = [v.to_json() for v in self.violations]
         data["outcome_count"] = self.outcome_count
+        if data["task_output"] is None:   # only the reducer's task children answer one
+            del data["task_output"]
         return data
 
     @classmethod

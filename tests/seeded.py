@@ -143,3 +143,18 @@ def faulty_tvmscript(mod):
     text = mod.script(show_meta=True).replace('data_layout="NCHW"', 'data_layout="NHWC"', 1)
     return tvm.script.from_source(text)
 
+
+def fail_on_softmax_of_matmul(mod):
+    """Raises when `main` holds a softmax of a matmul's result, wherever it sits: a fault
+    in a module with no ONNX graph behind it, which only the Relax-level reducer shrinks
+    (tests/test_relax_reduce.py)."""
+    made_by = {}
+    for block in mod["main"].body.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            op = getattr(getattr(value, "op", None), "name", None)
+            made_by[binding.var.__hash__()] = op
+            if op == "relax.nn.softmax" and \
+                    made_by.get(value.args[0].__hash__()) == "relax.matmul":
+                raise ValueError(f"seeded failure: softmax of a matmul ({binding.var.name})")
+    return mod

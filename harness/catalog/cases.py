@@ -67,6 +67,13 @@ class Case:
         """Its model comes through torch (the PyTorch door, or its ONNX twin)."""
         return self.source.partition(":")[0] in TORCH_KINDS
 
+    @property
+    def onnx_graph(self) -> bool:
+        """Its model is an ONNX graph (the ONNX door; a PyTorch model or a Relax module
+        file is not: the reducer works on what their doors import)."""
+        return self.source.partition(":")[0] not in ("torchvision", "transformers",
+                                                       "relax-file")
+
     def model(self):
         """The model its door imports: an onnx.ModelProto, or a doors TorchModel."""
         kind, _, ref = self.source.partition(":")

@@ -1,11 +1,14 @@
-"""`python -m harness reduce CASE_OR_ONNX` (and `check --reduce`): a failure, minimized.
+"""`python -m harness reduce CASE_OR_FILE` (and `check --reduce`): a failure, minimized.
 
 Checks the input once (the failure to keep: the first violation the registry does
 not explain, else the first one, or the one `--match SIG` names), reduces it
-(harness.reduce), then has an isolated child check the result once more and write
+(harness.reduce: an ONNX model as a graph, then the Relax module it imports; a
+PyTorch model or a Relax module file, which have no ONNX graph, as the module their
+door imports), then has an isolated child check the result once more and write
 OUT/repro.py: the reduced module as TVMScript making exactly the failing call, or
 the reduced model.onnx when the failure is in the ONNX frontend. TVM runs only in
-children: a reduction that meets a crash survives it.
+children (the checks, the import to Relax, every edit of the module): a reduction
+that meets a crash survives it.
 """
 from __future__ import annotations
 
@@ -17,8 +20,8 @@ from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_float
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
-from harness.reduce import onnx_steps
 from harness.reduce.driver import BEST, Reducer
+from harness.reduce.relax_steps import RelaxModule
 from harness.runner import reproducer
 from harness.signature import Pattern, Signature
 from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES, Options
@@ -45,9 +48,14 @@ def reduce_case(case_name: str, options: Options, out_dir: str, budget: float,
     if options.inject_pass:   # it is embedded in repro.py: refuse one that cannot be, first
         reproducer.hook_file(options.inject_pass.rsplit(":", 1)[0])
     reducer = Reducer(case.id, options, out_dir, budget, timeout)
-    model = reducer.resume() if resume else None
-    if model is None:
-        original = case.model()
+    if resume and reducer.resume():
+        model = reducer.best()
+        state = reducer.state
+        where = f"{state.nodes} nodes" if state.best == BEST else \
+            f"{state.bindings} Relax bindings" if state.best else "nothing written yet"
+        reducer.log(f"resuming {state.case}: {where}, "
+                    f"phases done: {', '.join(state.phases_done) or 'none'}")
+    else:
         first = run_isolated(case_name, options, timeout=timeout)
         target = choose(first, match)
         if target is None:
@@ -55,22 +63,41 @@ def reduce_case(case_name: str, options: Options, out_dir: str, budget: float,
                 else f"the check's verdict is {first.verdict}"
             print(f"reduce: {case.id}: nothing to reduce: {what}")
             return EXIT_PASS if first.verdict == "pass" else first.exit_code
-        reducer.start(original, target)
-        reducer.save(original)
-        model = original
-    else:
-        reducer.log(f"resuming {reducer.state.case}: {reducer.state.nodes} nodes, "
-                    f"phases done: {', '.join(reducer.state.phases_done) or 'none'}")
+        # An ONNX model is reduced as a graph first; a PyTorch model or a Relax module
+        # file (no ONNX graph) at the Relax level only, from the module its door imports.
+        model = case.model() if case.onnx_graph else None
+        reducer.start(model, target, door="onnx" if model is not None else "relax")
+        reducer.save(model)
     best = reducer.run(model)
     return _write(reducer, best, options, out_dir, command)
 
 
-def _write(reducer: Reducer, best, options: Options, out_dir: str, command: str) -> int:
-    """The final model, checked once more in a child that also writes repro.py there."""
+def sizes_text(reducer: Reducer, best) -> str:
+    """'N ONNX nodes -> M nodes -> K Relax bindings (of J imported)', as far as it went."""
     state = reducer.state
-    sizes = (f"{state.original_nodes} ONNX nodes -> {onnx_steps.size(best)} nodes "
-             f"({state.candidates} candidates, {reducer.elapsed():.0f} s)")
-    best_path = os.path.join(out_dir, BEST)
+    steps = []
+    if state.door == "onnx":
+        steps += [f"{state.original_nodes} ONNX nodes", f"{state.nodes} nodes"]
+    if isinstance(best, RelaxModule):
+        if state.door == "onnx":
+            steps.append(f"{best.bindings} Relax bindings (of {state.original_bindings} "
+                         "imported)")
+        else:
+            steps += [f"{state.original_bindings} Relax bindings",
+                      f"{best.bindings} Relax bindings"]
+        if best.constants:
+            steps[-1] += f", {best.constants} constants ({best.elements} elements)"
+    elif state.door != "onnx":
+        steps.append("not reduced: " + (state.relax_skipped or "its module was not written "
+                                                                "yet (--resume continues)"))
+    return (" -> ".join(steps) + f" ({state.candidates} candidates, "
+            f"{reducer.elapsed():.0f} s)")
+
+
+def _write(reducer: Reducer, best, options: Options, out_dir: str, command: str) -> int:
+    """The final input, checked once more in a child that also writes repro.py there."""
+    sizes = sizes_text(reducer, best)
+    best_path = reducer.best_path()
     request = {"out_dir": out_dir, "command": command, "sizes": sizes,
                "signature": reducer.signature.to_json(), "deadline": reducer.timeout}
     result = run_isolated(best_path, options, timeout=reducer.timeout, reproducer=request)
@@ -100,7 +127,10 @@ def cmd_reduce(args) -> int:
     if options.layout not in LAYOUTS:
         raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}")
     match = Pattern.parse(args.match) if args.match else None
-    out_dir = args.out or os.path.join("reductions", os.path.basename(case.id).replace(".onnx", ""))
+    name = os.path.basename(case.id)
+    for suffix in (".onnx", ".py", ".json"):
+        name = name.removesuffix(suffix)
+    out_dir = args.out or os.path.join("reductions", name)
     command = shlex.join(["python", "-m", "harness", "reduce", args.case, "--path", args.path,
                           "--layout", options.layout, "--target", options.target]
                          + (["--timeout", f"{args.timeout:g}"]
@@ -112,7 +142,7 @@ def cmd_reduce(args) -> int:
 
 def add_reduce_options(parser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
-                        help="where best.onnx, the state and repro.py go "
+                        help="where best.onnx / best.py, the state and repro.py go "
                              "(default reductions/CASE)")
     parser.add_argument("--budget", type=positive_float, default=600.0, metavar="S",
                         help="seconds to spend reducing (default 600); the best so far is kept")
@@ -121,8 +151,9 @@ def add_reduce_options(parser) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("reduce", help="reduce a failing case or ONNX file to a short reproducer")
-    p.add_argument("case", metavar="CASE_OR_ONNX")
+    p = sub.add_parser("reduce", help="reduce a failing case, ONNX file or Relax module file "
+                                      "to a short reproducer")
+    p.add_argument("case", metavar="CASE_OR_FILE")
     p.add_argument("--path", choices=PATH_NAMES, default="extract")
     p.add_argument("--layout", choices=sorted(LAYOUTS), default=None)
     p.add_argument("--target", default="llvm")

@@ -48,6 +48,10 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     result = Result(case=spec["case"], options=options.to_json(), **loading.versions())
     if spec.get("cross_release"):   # one half of a case across two releases
         return cross_release.run(spec["cross_release"], spec["case"], options, emit)
+    if spec.get("task"):   # the Relax-level reducer's work, not a check
+        from harness.reduce import relax_steps
+        result.task_output = relax_steps.run_task(spec["task"], case)
+        return result
     crash_input = os.path.join(workdir, CRASH_INPUT) if options.keep_crash_input else None
     runner = PathRunner(options, emit, crash_input_path=crash_input)   # BadInput: exit 2
     if spec.get("validate"):

@@ -12,7 +12,9 @@ of the harness out of TVM). One module a job:
   calls       the calls paths make (passes by name, extraction, tuning, compile);
   pipelines   the paths as named stages; passes: every registered pass;
   pass_guard  the per-pass instrument; context_hook: that instrument in every
-              PassContext of a test session (the suite guard); inject: user hooks.
+              PassContext of a test session (the suite guard); inject: user hooks;
+  relax_edit  the Relax-level reducer's edits of a module's main (cut, start after a
+              binding, drop one, constants as parameters or zeros).
 Measured differences (0.25.0 / 0.26.0 / 0.27.0.post1): tensor annotations are
 `relax.TensorStructInfo` in 0.25 and `relax.TensorType` later; meta_schedule lives at
 `tvm.s_tir.meta_schedule` (older trees: `tvm.meta_schedule`); structural equality lives in

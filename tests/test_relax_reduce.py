@@ -1,0 +1,342 @@
+"""The Relax-level reducer: its edits of `main` (before/expected modules in TVMScript, as
+TVM's own tests write them), its phases' walk (no TVM: a fake module and check), and a
+seeded fault in a module file that only this reducer can shrink, reduced to its two
+bindings and a repro.py that reproduces, through an interruption and --resume."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers import cli_here, seeded
+
+from harness.reduce import relax_steps
+from harness.reduce.driver import Reducer
+from harness.reduce.relax_steps import RelaxModule
+from harness.signature import Signature
+from harness.tvmapi.pipelines import Options
+from harness.verdict import Result, Violation
+
+# ---- the edits, in-process ----------------------------------------------------------
+
+
+def _chain():
+    """Six bindings, two parameters; `a` is read twice, `x` three times."""
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
+                -> R.Tensor((2, 3), "float32"):
+            with R.dataflow():
+                a = R.add(x, y)
+                b = R.nn.relu(a)
+                c = R.multiply(b, x)
+                d = R.sum(c, axis=[1])  # noqa: F841 - dead: edits drop it
+                e = R.add(c, a)
+                gv = R.nn.relu(e)
+                R.output(gv)
+            return gv
+    return Before
+
+
+def _assert_equal(actual, expected):
+    import tvm
+    assert actual is not None
+    tvm.ir.assert_structural_equal(actual, expected)
+
+
+@pytest.mark.in_process_tvm
+def test_cut_ends_main_at_a_binding_and_drops_what_the_output_does_not_need():
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    from harness.tvmapi import relax_edit
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
+                -> R.Tensor((2, 3), "float32"):
+            with R.dataflow():
+                a = R.add(x, y)
+                b = R.nn.relu(a)
+                R.output(b)   # a dataflow var made the output: now visible outside
+            return b
+
+    before = _chain()
+    assert relax_edit.size(before) == (6, 0)
+    _assert_equal(relax_edit.cut(before, 1), Expected)
+    assert relax_edit.cut(before, 5) is None   # the last binding: nothing would change
+    assert relax_edit.cut(before, 6) is None
+
+
+@pytest.mark.in_process_tvm
+def test_start_after_makes_parameters_of_what_the_rest_reads():
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    from harness.tvmapi import relax_edit
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32"), a: R.Tensor((2, 3), "float32"),
+                 b: R.Tensor((2, 3), "float32")) -> R.Tensor((2, 3), "float32"):
+            with R.dataflow():   # `y` went: nothing reads it any more
+                c = R.multiply(b, x)
+                e = R.add(c, a)
+                gv = R.nn.relu(e)
+                R.output(gv)
+            return gv
+
+    # `a` and `b` (bound up to binding 1) are read later: both become parameters; `d` is
+    # dead and goes with dead code elimination.
+    _assert_equal(relax_edit.start_after(_chain(), 1), Expected)
+
+
+@pytest.mark.in_process_tvm
+def test_drop_reads_an_argument_of_its_type_or_a_new_parameter():
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    from harness.tvmapi import relax_edit
+
+    @I.ir_module
+    class WithoutRelu:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
+                -> R.Tensor((2, 3), "float32"):
+            with R.dataflow():
+                a = R.add(x, y)
+                c = R.multiply(a, x)
+                e = R.add(c, a)
+                gv = R.nn.relu(e)
+                R.output(gv)
+            return gv
+
+    @I.ir_module
+    class MultiplyAsParameter:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32"),
+                 c: R.Tensor((2, 3), "float32")) -> R.Tensor((2, 3), "float32"):
+            with R.dataflow():
+                a = R.add(x, y)
+                e = R.add(c, a)
+                gv = R.nn.relu(e)
+                R.output(gv)
+            return gv
+
+    @I.ir_module
+    class WithoutTheOutput:
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
+                -> R.Tensor((2, 3), "float32"):
+            with R.dataflow():
+                a = R.add(x, y)
+                b = R.nn.relu(a)
+                c = R.multiply(b, x)
+                e = R.add(c, a)
+                R.output(e)   # the plain output var's stand-in becomes visible
+            return e
+
+    before = _chain()
+    _assert_equal(relax_edit.drop(before, 1, "arg"), WithoutRelu)
+    _assert_equal(relax_edit.drop(before, 2, "param"), MultiplyAsParameter)
+    _assert_equal(relax_edit.drop(before, 5, "arg"), WithoutTheOutput)
+    assert relax_edit.drop(before, 3, "arg") is None   # R.sum changes the shape
+
+
+@pytest.mark.in_process_tvm
+def test_constants_become_parameters_one_or_all_or_zeros():
+    import numpy as np
+    from tvm import relax
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    from harness.tvmapi import relax_edit
+    from harness.tvmapi.ir import tensor_annotation
+
+    x = relax.Var("x", tensor_annotation((1, 4), "float32"))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [x], attrs={"num_input": 1}):
+        with builder.dataflow():
+            w = relax.const(np.arange(8, dtype="float32").reshape(4, 2))
+            b = relax.const(np.ones(2, dtype="float32"))
+            y = builder.emit(relax.op.matmul(x, w))
+            z = builder.emit(relax.op.add(y, b))
+            out = builder.emit_output(relax.op.multiply(z, relax.const(2.0, "float32")))
+        builder.emit_func_output(out)
+    before = builder.get()
+
+    @I.ir_module
+    class AllParameters:
+        @R.function
+        def main(x: R.Tensor((1, 4), "float32"), c0: R.Tensor((4, 2), "float32"),
+                 c1: R.Tensor((2,), "float32")) -> R.Tensor((1, 2), "float32"):
+            R.func_attr({"num_input": 3})   # the new parameters are inputs too
+            with R.dataflow():
+                y = R.matmul(x, c0)
+                z = R.add(y, c1)
+                gv = R.multiply(z, R.const(2.0, "float32"))   # a scalar prints inline: kept
+                R.output(gv)
+            return gv
+
+    assert relax_edit.size(before) == (3, 10)
+    params = relax_edit.constants_to_params(before)
+    _assert_equal(params, AllParameters)
+    assert relax_edit.size(params) == (3, 0)
+    one = relax_edit.constants_to_params(before, [1])   # the bias only
+    assert relax_edit.size(one) == (3, 8) and len(one["main"].params) == 2
+    rest = relax_edit.constants_to_params(one)   # a name of its own for the next one
+    assert [relax_edit._name(param) for param in rest["main"].params] == ["x", "c0", "c1"]
+    assert int(rest["main"].attrs["num_input"]) == 3
+    zeros = relax_edit.constants_to_zeros(before)
+    assert relax_edit.size(zeros) == (3, 10)
+    assert not any(relax_edit.values(c).any() for c in relax_edit.constants(zeros))
+    assert relax_edit.constants_to_zeros(zeros) is None   # nothing left to zero
+
+
+@pytest.mark.in_process_tvm
+def test_an_edited_module_prints_and_parses_back_as_itself(tmp_path):
+    """Candidates travel as TVMScript files: what a child wrote is what the check reads."""
+    from harness.tvmapi import relax_edit, structure
+    edited = relax_edit.start_after(_chain(), 0)
+    for form in ("tvmscript", "json"):
+        path = relax_edit.save(edited, str(tmp_path / form), form)
+        assert structure.structural_equal(relax_edit.load(path), edited), form
+
+
+# ---- the phases' walk, without TVM ------------------------------------------------
+
+
+def _fake(tmp_path, monkeypatch, ops: list[str]):
+    """A reducer whose children are faked (no TVM): a module file holds a JSON list of op
+    names, an edit task edits the list, and a check fails where a softmax reads a matmul
+    (the seeded fault below, in miniature)."""
+    from harness.reduce import driver
+    asked, checked = [], []
+
+    def run_isolated(case, options, timeout, task=None):
+        result = Result("candidate")
+        with open(task["module"] if task else case) as handle:
+            names = json.load(handle)
+        if task is None:
+            checked.append(tuple(names))
+            pairs = zip(names, names[1:], strict=False)
+            if any(a == "matmul" and b == "softmax" for a, b in pairs):
+                result.add(Violation("error", "injected", "(exception)", "E: x", "injected"))
+            return result
+        asked.append((task["edit"], task["args"]))
+        index, by = (task["args"] + [0, "arg"])[:2]
+        made = {"cut": names[:index + 1], "start": names[index + 1:],
+                "drop": names[:index] + names[index + 1:] if by == "arg" else None,
+                }.get(task["edit"])
+        if not made or made == names:
+            result.task_output = {"path": None}
+            return result
+        path = task["out"] + ".py"
+        with open(path, "w") as handle:
+            json.dump(made, handle)
+        result.task_output = {"path": path, "bindings": len(made), "elements": 0,
+                              "constants": 0, "label": f"{task['edit']} {index}"}
+        return result
+    monkeypatch.setattr(driver, "run_isolated", run_isolated)
+    reducer = Reducer("fake", Options(), str(tmp_path), budget=60, timeout=60,
+                      log=lambda text: None)
+    reducer.start(None, Signature("error", "injected", "injected", "E: x"), door="relax")
+    module = RelaxModule(json.dumps(ops).encode(), ".py", len(ops))
+    reducer.save(module)
+    return reducer, module, asked, checked
+
+
+def test_the_relax_phases_shrink_to_the_failing_pair_and_never_ask_twice(tmp_path,
+                                                                         monkeypatch):
+    ops = ["relu", "add", "matmul", "add", "exp", "matmul", "softmax", "add", "softmax",
+           "tanh", "matmul", "relu"]
+    reducer, module, asked, checked = _fake(tmp_path, monkeypatch, ops)
+    module = relax_steps.prefix(reducer, module)
+    assert json.loads(module.text) == ops[:7]          # ends at the first failing softmax
+    module = relax_steps.start(reducer, module)
+    assert json.loads(module.text) == ["matmul", "softmax"]
+    edits = len(asked)
+    assert relax_steps.drops(reducer, module) is module   # nothing more to drop
+    assert len(asked) == edits + 4   # each binding by an argument, then by a parameter
+    # each distinct candidate checked once ([softmax] alone was a start already) ...
+    assert len(checked) == len(set(checked)) == reducer.state.candidates
+    # ... and the same walk again asks no child anything: every edit is remembered
+    assert relax_steps.drops(reducer, module) is module and len(asked) == edits + 4
+    assert json.loads((tmp_path / "best.py").read_text()) == ["matmul", "softmax"]
+    state = json.loads((tmp_path / "reduce-state.json").read_text())
+    assert (state["bindings"], state["best"], state["accepted"]) == (2, "best.py", 2)
+
+
+# ---- a seeded fault only this reducer can shrink -------------------------------------
+
+# No ONNX graph behind it: a Relax module file, 21 bindings; the seeded pass raises on
+# the softmax of a matmul (a8), not on the other softmax (a18).
+MODULE = '''# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 8), "float32"), w1: R.Tensor((8, 8), "float32"),
+             w2: R.Tensor((8, 8), "float32")) -> R.Tensor((4, 8), "float32"):
+        with R.dataflow():
+            a0 = R.nn.relu(x)
+            a1 = R.add(a0, x)
+            a2 = R.multiply(a1, a0)
+            a3 = R.exp(a2)
+            a4 = R.matmul(a3, w1)
+            a5 = R.add(a4, a1)
+            a6 = R.nn.relu(a5)
+            a7 = R.matmul(a6, w2)
+            a8 = R.nn.softmax(a7, axis=-1)
+            a9 = R.add(a8, a6)
+            a10 = R.sigmoid(a9)
+            a11 = R.multiply(a10, a9)
+            a12 = R.tanh(a11)
+            a13 = R.add(a12, a5)
+            a14 = R.matmul(a13, w1)
+            a15 = R.nn.relu(a14)
+            a16 = R.subtract(a15, a13)
+            a17 = R.exp(a16)
+            a18 = R.nn.softmax(a17, axis=-1)
+            a19 = R.add(a18, a15)
+            gv = R.multiply(a19, a19)
+            R.output(gv)
+        return gv
+'''
+
+
+def test_a_relax_module_reduces_to_the_failing_bindings_and_resumes(tmp_path):
+    module = tmp_path / "attention.py"
+    module.write_text(MODULE)
+    out = tmp_path / "out"
+    check = ["check", module, "--inject-pass", seeded("fail_on_softmax_of_matmul"),
+             "--inject-before", "decompose-ops-for-inference", "--quiet", "--reduce",
+             "--out", out]
+    # Interrupted before its module was written (the budget spent at once) ...
+    code, stdout, err = cli_here(*check, "--budget", "0.001")
+    state = json.loads((out / "reduce-state.json").read_text())
+    assert state["door"] == "relax" and state["phases_done"] == [] and state["best"] == ""
+    assert "budget of 0.001 s spent" in err, err
+    # ... and continued: the whole reduction, down to the matmul and its softmax.
+    code, stdout, err = cli_here(*check, "--budget", "300", "--resume")
+    assert code == 1, stdout + err
+    assert "resuming" in err
+    state = json.loads((out / "reduce-state.json").read_text())
+    assert (state["original_bindings"], state["bindings"]) == (21, 2), state
+    assert state["signature"]["message"].startswith("ValueError: seeded failure")
+    assert "21 Relax bindings -> 2 Relax bindings" in stdout, stdout
+    best = (out / "best.py").read_text()
+    assert "R.matmul" in best and "R.nn.softmax" in best and "R.tanh" not in best
+    proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True,
+                          text=True, timeout=300, cwd=str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("reproduces: injected raised ValueError: seeded failure: "
+                                  "softmax of a matmul"), proc.stdout
+    assert os.path.exists(out / "reproducer.json")
