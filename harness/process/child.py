@@ -16,6 +16,7 @@ import faulthandler
 import json
 import os
 import sys
+import time
 
 from harness import classify, doors
 from harness.catalog import cases as catalog
@@ -25,7 +26,7 @@ from harness.runner.path_runner import PathRunner
 from harness.signature import Signature
 from harness.tvmapi import loading
 from harness.tvmapi.pipelines import Options
-from harness.verdict import BadInput, Result, Violation
+from harness.verdict import BadInput, Result, StageRecord, Violation
 
 CRASH_INPUT = "crash-input.json"
 
@@ -56,11 +57,15 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     runner = PathRunner(options, emit, crash_input_path=crash_input)   # BadInput: exit 2
     if spec.get("validate"):
         return result
+    started = time.perf_counter()
     try:
         model = case.model()
     except torch_models.ExportRefused as exc:   # torch's refusal: the case's verdict
         result.add(Violation("unsupported", "import", "(export)", str(exc)))
         return result
+    finally:
+        if case.needs_torch:   # torch.export (or its cached program), before TVM's import
+            result.stages.append(StageRecord("export", round(time.perf_counter() - started, 4)))
     request = spec.get("reproducer")
     if request and request.get("violation"):
         # Write only: the check itself crashed or hung in an earlier child.
