@@ -11,11 +11,13 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ROOT, cli
+from helpers import ROOT
 
 from harness.catalog import cases as catalog
 from harness.catalog import torch_cases
 from harness.cli import report
+from harness.process import child
+from harness.tvmapi.pipelines import Options
 
 needs_torch = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("torchvision") is None,
@@ -66,9 +68,14 @@ def test_an_export_is_made_once_per_torch_version(tmp_path, monkeypatch):
 
 
 @needs_torch
-def test_a_model_that_does_not_export_is_unsupported_through_the_cli():
-    code, out, _ = cli("check", "tv-fasterrcnn_mobilenet_v3_large_320_fpn", "--quiet")
-    assert code == 125 and "refused" in out, out
+def test_a_model_that_does_not_export_is_unsupported_with_torchs_reason(tmp_path):
+    """torch.export refuses torchvision's quantized models (their packed params are
+    TorchScript objects): the child's verdict is `unsupported` (exit 125) with torch's
+    reason, before any TVM call, and the refusal is cached."""
+    spec = {"case": "tv-quantized_shufflenet_v2_x0_5", "options": Options().to_json()}
+    result = child.run_spec(spec, lambda event: None, str(tmp_path))
+    assert result.verdict == "unsupported" and result.exit_code == 125, result.violations
+    assert "torch.export refused quantized_shufflenet_v2_x0_5" in result.violations[0].detail
 
 
 def test_the_report_sets_the_two_doors_side_by_side():
