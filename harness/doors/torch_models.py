@@ -241,8 +241,9 @@ class TorchModel:
                     with _quiet():
                         make(path + ".partial")
                     os.replace(path + ".partial", path)
-                except (TorchUnavailable, OSError):   # OSError: a download (URLError) or
-                    raise                              # the disk: not torch's refusal
+                except (TorchUnavailable, ExportRefused, OSError):
+                    raise   # missing torch, the program's own refusal (the twin's), a
+                    #         download (URLError) or the disk: not this export's refusal
                 except Exception as exc:  # noqa: BLE001 - torch's refusal is the case's verdict
                     what = "torch.export" if suffix == ".pt2" else "torch.onnx.export"
                     with open(refused, "w") as handle:
