@@ -302,9 +302,10 @@ def listing() -> dict[str, list[str]]:
         text = subprocess.run([sys.executable, "-m", "harness.doors.torch_models", "--list"],
                               capture_output=True, text=True, check=True,
                               cwd=paths.REPO_ROOT).stdout
-        with open(path + ".partial", "w") as handle:
+        partial = f"{path}.{os.getpid()}.partial"   # pytest's workers may list at once
+        with open(partial, "w") as handle:
             handle.write(text)
-        os.replace(path + ".partial", path)
+        os.replace(partial, path)
     with open(path) as handle:
         return json.load(handle)
 
