@@ -8,7 +8,8 @@ Seen:        error at stage import (frontend) on tv-raft_small and tv-raft_large
              groups are 196 and 1"): RAFT's correlation lookup samples with grid_sample, its
              result has the wrong shape, and a later conv2d refuses it. Their ONNX twins
              (tv-raft_*-onnx: torch.onnx.export, then the ONNX frontend) import and pass.
-On:          apache-tvm 0.27.0.post1 / apache-tvm-ffi 0.1.14.post1, torch 2.14.1
+On:          apache-tvm 0.26.0 and 0.27.0.post1 (torch 2.14.1); 0.25.0 converts it right
+             (a regression between 0.25.0 and 0.26.0)
 Cause:       torch's grid is (N, H_out, W_out, 2); the frontend hands it as is to
              R.image.grid_sample(layout="NCHW"), which reads a grid as (N, 2, H_out, W_out):
              for data (2, 1, 4, 4) and a (2, 7, 7, 2) grid the output is inferred (2, 1, 7, 2),
