@@ -91,3 +91,15 @@ def test_the_report_sets_the_two_doors_side_by_side():
     (pair,) = [line for line in lines if line.startswith("| tv-")]
     assert "**differs**" in pair and "AnnotateEntryFunc" in pair
     assert report.two_doors([rows[2]]) == []
+
+
+@needs_torch
+@pytest.mark.nightly   # five exports, ~15 s
+@pytest.mark.parametrize("name", sorted(__import__("harness.doors.torch_models",
+                                                     fromlist=["TRANSFORMERS"]).TRANSFORMERS))
+def test_every_transformers_configuration_exports(name, tmp_path, monkeypatch):
+    """Our own configurations must export: a refusal there is our bug (a pad token outside
+    the vocabulary once made hf-whisper-encoder "unsupported"), not torch's verdict."""
+    from harness.doors import torch_models
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    assert os.path.exists(torch_models.TorchModel("transformers", name).export())

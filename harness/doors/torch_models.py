@@ -122,8 +122,9 @@ TRANSFORMERS = {
     "whisper-encoder": ("WhisperConfig", "WhisperModel", dict(
         d_model=64, encoder_layers=2, decoder_layers=1, encoder_attention_heads=2,
         decoder_attention_heads=2, encoder_ffn_dim=128, decoder_ffn_dim=128,
-        num_mel_bins=16, max_source_positions=32, vocab_size=512), ("input_features",
-                                                                    (1, 16, 64))),
+        num_mel_bins=16, max_source_positions=32, vocab_size=512, pad_token_id=0,
+        bos_token_id=1, eos_token_id=2, decoder_start_token_id=1),
+        ("input_features", (1, 16, 64))),
 }
 
 
