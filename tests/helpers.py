@@ -57,3 +57,17 @@ def cli_json(*args, **kwargs):
 
 def seeded(name: str) -> str:
     return f"{SEEDED}:{name}"
+
+
+NO_TORCH = 'raise ImportError("seeded: this python has no torch")\n'
+
+
+def without_torch(folder) -> str:
+    """A folder to put first on PYTHONPATH so that `import torch` fails there, as where
+    torch is not installed (tvm_ffi imports torch whenever it can: 2-3 s a process)."""
+    package = os.path.join(str(folder), "torch")
+    os.makedirs(package, exist_ok=True)
+    with open(os.path.join(package, "__init__.py"), "w") as handle:
+        handle.write(NO_TORCH)
+    return str(folder)
+

@@ -198,7 +198,7 @@ def test_an_unreachable_index_is_a_broken_step_not_an_untestable_release(monkeyp
     def unreachable(*args, **kwargs):
         raise envs.TransientFailure("cannot reach the package index: NewConnectionError")
     monkeypatch.setattr(envs, "ensure", unreachable)
-    monkeypatch.setattr(envs, "lookup", lambda packages: None)
+    monkeypatch.setattr(envs, "lookup", lambda packages, extra=(): None)
     probe = bisect_mod.make_probe("apache-tvm", {}, ["true"], 10, (), lambda text: None)
     assert bisect_mod.Judge()(probe("0.26.0")) == bisect_mod.BROKEN
 

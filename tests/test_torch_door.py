@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, without_torch
 
 from harness.catalog import cases as catalog
 from harness.catalog import torch_cases
@@ -22,11 +22,6 @@ from harness.tvmapi.pipelines import Options
 needs_torch = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("torchvision") is None,
     reason="torch is not installed here: pip install -e '.[torch]' (the PyTorch door)")
-
-NO_TORCH = """\
-raise ImportError("seeded: this python has no torch")
-"""
-
 
 def test_every_torchvision_model_is_a_case_through_both_doors_and_the_twins_pair_up():
     ids = {case.id for case in catalog.catalog()}
@@ -44,9 +39,8 @@ def test_every_torchvision_model_is_a_case_through_both_doors_and_the_twins_pair
 def test_without_torch_a_torch_case_cannot_be_tested_and_names_the_extra(tmp_path):
     """No torch here (a seeded `torch` that fails to import, first on the path): exit 125,
     "cannot test", with the extra to install; never a harness error or a TVM failure."""
-    (tmp_path / "torch").mkdir()
-    (tmp_path / "torch" / "__init__.py").write_text(NO_TORCH)
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}", "HARNESS_WARM": "0"}
+    env = {**os.environ, "PYTHONPATH": f"{without_torch(tmp_path)}{os.pathsep}{ROOT}",
+           "HARNESS_WARM": "0"}
     proc = subprocess.run([sys.executable, "-m", "harness", "check", "hf-bert"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 125, proc.stdout + proc.stderr

@@ -6,10 +6,12 @@ checks must be exactly the build it asked for (WrongTVM).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
 import os
+import sys
 
 
 class TVMUnavailable(Exception):
@@ -20,12 +22,34 @@ class WrongTVM(Exception):
     """A source-build check loaded TVM from somewhere else: the step is broken, not TVM."""
 
 
+# Set in a process that will not touch the PyTorch door (isolate.run_isolated sets it for
+# every other case): TVM is imported there as where torch is not installed.
+WITHOUT_TORCH = "HARNESS_WITHOUT_TORCH"
+
+
+@contextlib.contextmanager
+def _torch_hidden():
+    """tvm_ffi imports torch whenever it is installed (a workaround of theirs for a symbol
+    clash): 2-3 s of every TVM import, in every check's process. Where torch will not be
+    used, it is hidden while TVM imports, and only then."""
+    if not os.environ.get(WITHOUT_TORCH) or "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None     # `import torch` raises ImportError, as if absent
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
 @functools.cache
 def tvm():
     try:
-        import tvm as _tvm
-        import tvm.relax  # registers the relax attrs types
-        import tvm.relax.frontend.onnx  # and the ONNX frontend
+        with _torch_hidden():
+            import tvm as _tvm
+            import tvm.relax  # registers the relax attrs types
+            import tvm.relax.frontend.onnx  # and the ONNX frontend
     except Exception as exc:  # ImportError, OSError (undefined symbol), ...
         raise TVMUnavailable(f"cannot import tvm: {type(exc).__name__}: {exc}") from exc
     _assert_provenance(_tvm)
