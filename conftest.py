@@ -16,6 +16,12 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "tests"))
 
 from harness import paths
+from harness.tvmapi import loading
+
+# tvm_ffi imports torch whenever it is installed: 2-3 s of every process that imports TVM.
+# This session's processes import TVM with torch hidden (harness.tvmapi.loading), but for
+# the PyTorch door's checks, whose children import it (harness.process.isolate).
+os.environ.setdefault(loading.WITHOUT_TORCH, "1")
 
 _database = DirectoryBasedExampleDatabase(os.path.join(paths.cache_dir(), "hypothesis"))
 _slow_ok = [HealthCheck.too_slow, HealthCheck.data_too_large]

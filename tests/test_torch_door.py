@@ -1,7 +1,7 @@
 """The PyTorch door: torch.export -> TVM's PyTorch frontend, its ONNX twin, and what
 happens where torch is missing or a model does not export.
 
-The default run's sample of torch cases (tv-squeezenet1_0, its ONNX twin, hf-bert) is
+The default run's sample of torch cases (tv-squeezenet1_0 and its ONNX twin) is
 checked by tests/test_catalog.py like every case; here, the door's own behaviour."""
 from __future__ import annotations
 

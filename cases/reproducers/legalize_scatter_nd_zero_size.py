@@ -14,7 +14,6 @@ Run:         python legalize_scatter_nd_zero_size.py   (exit 1: reproduces, 0: d
 import sys
 
 try:
-    import tvm
     from tvm import relax
 except ImportError as exc:
     print(f"cannot run here: {exc}")
