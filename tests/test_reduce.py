@@ -144,6 +144,7 @@ def test_an_import_failures_reproducer_reproduces_and_goes_green_when_fixed(tmp_
 
 
 @pytest.mark.in_process_tvm
+@pytest.mark.nightly   # waits out a deadline (7 s)
 def test_a_hang_reproducer_waits_for_its_deadline_and_says_so(tmp_path):
     """Once reused the crash template's blocking waitpid: it waited forever."""
     from harness.runner import reproducer

@@ -158,6 +158,7 @@ def test_guard_records_the_seeded_mutation_merges_workers_and_changes_no_outcome
         in guarded.stdout
 
 
+@pytest.mark.nightly   # 19 s of pytest runs; the guard itself is tested above in the default run
 def test_guard_suite_runs_file_by_file_and_exits_by_the_registry(suite, tmp_path, monkeypatch):
     from tests.helpers import cli
     out = tmp_path / "gs"
