@@ -170,8 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print each case's manifest (id, source, tags, layout, input shapes)")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("check", help="check one case or ONNX file in an isolated child")
-    p.add_argument("case", metavar="CASE_OR_ONNX_PATH")
+    p = sub.add_parser("check", help="check one case, ONNX file or Relax module file in an "
+                                     "isolated child")
+    p.add_argument("case", metavar="CASE_OR_FILE")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--ignore-known", action="store_true",
