@@ -48,7 +48,8 @@ def _leftovers(marker: str) -> list[str]:
 @pytest.mark.parametrize("args, twice, signal_number, code", [
     (["report", "node-*", "--all", "--jobs", "2"], False, signal.SIGINT, 130),
     # a CI job cancelled, `kill`: SIGTERM to the command alone, taken as Ctrl-C is
-    (["report", "node-*", "--all", "--jobs", "2"], False, signal.SIGTERM, 143),
+    pytest.param(["report", "node-*", "--all", "--jobs", "2"], False, signal.SIGTERM, 143,
+                 marks=pytest.mark.nightly),
     pytest.param(["passes", "Conv2d", "Conv1d*", "--pass", "*", "--jobs", "2"], True,
                  signal.SIGINT, 130, marks=pytest.mark.nightly),
     pytest.param(["report", "node-*", "--all", "--jobs", "2"], True, signal.SIGINT, 130,

@@ -140,6 +140,7 @@ def test_subnormal_reproducer_matches_the_registry():
     assert proc.returncode == (1 if _SUBNORMAL else 0), proc.stdout + proc.stderr
 
 
+@pytest.mark.nightly   # 8 s of CLI; the attrs sweep itself is tested in-process above
 def test_attrs_cli_prints_a_row_per_type():
     proc = subprocess.run([sys.executable, "-m", "harness", "attrs", "--type",
                            "relax.attrs.Conv2D*", "--examples", "5"],
