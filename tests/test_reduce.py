@@ -126,6 +126,7 @@ def _run_repro(path):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+@pytest.mark.nightly   # 11 s: a reduction of an import failure and two repro.py runs
 def test_an_import_failures_reproducer_reproduces_and_goes_green_when_fixed(tmp_path):
     """Once printed a raw traceback (KeyError: 'import') and said "reproduces" for a model
     that imports fine."""
