@@ -191,7 +191,7 @@ def test_constants_become_parameters_one_or_all_or_zeros():
     one = relax_edit.constants_to_params(before, [1])   # the bias only
     assert relax_edit.size(one) == (3, 8) and len(one["main"].params) == 2
     rest = relax_edit.constants_to_params(one)   # a name of its own for the next one
-    assert [relax_edit._name(param) for param in rest["main"].params] == ["x", "c0", "c1"]
+    assert [relax_edit.var_name(param) for param in rest["main"].params] == ["x", "c0", "c1"]
     assert int(rest["main"].attrs["num_input"]) == 3
     zeros = relax_edit.constants_to_zeros(before)
     assert relax_edit.size(zeros) == (3, 10)

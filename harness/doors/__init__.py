@@ -21,10 +21,6 @@ class RelaxFile:
     """A Relax IRModule on disk: TVMScript (.py) or save_json text (.json)."""
     path: str
 
-    def text(self) -> str:
-        with open(self.path) as handle:
-            return handle.read()
-
 
 def to_relax(model):
     """The IRModule TVM's frontend for this model's door makes of it."""
@@ -32,7 +28,5 @@ def to_relax(model):
         program = model.program()    # TorchUnavailable: torch is not installed here
         return calls.from_exported_program(program)
     if isinstance(model, RelaxFile):
-        text = model.text()
-        return copiers.load_json(text) if model.path.endswith(".json") \
-            else copiers.parse_tvmscript(text)
+        return copiers.load_module_file(model.path)
     return calls.from_onnx(model)

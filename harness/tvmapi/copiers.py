@@ -4,6 +4,7 @@ from __future__ import annotations
 import concurrent.futures
 import copy
 
+from harness.tvmapi import ir
 from harness.tvmapi.loading import tvm
 from harness.verdict import first_line
 
@@ -36,6 +37,13 @@ def parse_tvmscript(text: str):
     return _parser_thread.submit(tvm().script.from_source, text).result()
 
 
+def load_module_file(path: str):
+    """A Relax module file: save_json text (.json) or TVMScript (anything else)."""
+    with open(path) as handle:
+        text = handle.read()
+    return load_json(text) if path.endswith(".json") else parse_tvmscript(text)
+
+
 class CopierUnsupported(Exception):
     """This copier cannot carry this module (a construct it cannot print or parse)."""
 
@@ -54,16 +62,7 @@ def tvmscript_copy(mod):
     lifted, constants = _lift_constants(mod)
     if not constants:
         return tvmscript_copy_with_meta(mod)
-    try:
-        text = lifted.script(show_meta=False)
-    except Exception as exc:
-        raise CopierUnsupported(f"TVMScript cannot print it: {first_line(exc)[:300]}") from exc
-    try:
-        parsed = parse_tvmscript(text)
-    except Exception as exc:
-        raise CopierUnsupported(
-            f"TVMScript cannot parse its own text: {first_line(exc)[:300]}") from exc
-    return _bind_constants(parsed, constants)
+    return _bind_constants(_printed_and_parsed(lifted, show_meta=False), constants)
 
 
 def _lift_constants(mod):
@@ -80,14 +79,12 @@ def _lift_constants(mod):
             self.params, self.by_name = [], {}
 
         def visit_constant_(self, op):
-            # 0.27: GenericConst(value, ty); before: Constant(data, struct_info)
-            data = op.value if hasattr(op, "value") else op.data
-            if len(data.shape) == 0:
+            if len(ir.constant_data(op).shape) == 0:
                 return op
             key = op.__hash__()
             if key not in self.found:
                 name = f"_harness_constant_{len(self.params)}"
-                var = relax.Var(name, op.ty if hasattr(op, "ty") else op.struct_info)
+                var = relax.Var(name, ir.expr_type(op))
                 self.found[key], self.by_name[name] = var, op
                 self.params.append(var)
             return self.found[key]
@@ -102,41 +99,33 @@ def _lift_constants(mod):
         body = lift.visit_expr(func.body)
         if not lift.params:
             continue
-        returns = func.ret_ty if hasattr(func, "ret_ty") else func.ret_struct_info  # 0.27: ret_ty
-        out = _updated(out, global_var, relax.Function(
-            list(func.params) + lift.params, body, returns, func.is_pure, func.attrs,
-            func.span))
+        out = ir.with_function(out, global_var, relax.Function(
+            list(func.params) + lift.params, body, ir.return_type(func), func.is_pure,
+            func.attrs, func.span))
         constants[global_var.name_hint] = lift.by_name
     return out, constants
-
-
-def _updated(mod, global_var, func):
-    """A shallow copy of `mod` with `global_var` bound to `func` (the original untouched)."""
-    copy = tvm().IRModule(dict(mod.functions_items()), attrs=mod.attrs,
-                          global_infos=mod.global_infos)
-    copy[global_var] = func
-    return copy
 
 
 def _bind_constants(mod, constants: dict):
     for global_var, func in mod.functions_items():
         by_name = constants.get(global_var.name_hint)
         if by_name:
-            mod = _updated(mod, global_var, func.bind_params(
-                {param: by_name[_name(param)] for param in func.params
-                 if _name(param) in by_name}))
+            mod = ir.with_function(mod, global_var, func.bind_params(
+                {param: by_name[ir.var_name(param)] for param in func.params
+                 if ir.var_name(param) in by_name}))
     return mod
-
-
-def _name(var) -> str:
-    return var.name if hasattr(var, "name") else var.name_hint    # 0.27: Var.name
 
 
 def tvmscript_copy_with_meta(mod):
     """Print the whole module to TVMScript (constants in its JSON metadata section: without
     show_meta they are not printed at all and the text does not parse) and parse it."""
+    return _printed_and_parsed(mod, show_meta=True)
+
+
+def _printed_and_parsed(mod, show_meta: bool):
+    """`mod` printed to TVMScript and parsed back; CopierUnsupported where either refuses."""
     try:
-        text = tvmscript(mod)
+        text = mod.script(show_meta=show_meta)
     except Exception as exc:
         raise CopierUnsupported(f"TVMScript cannot print it: {first_line(exc)[:300]}") from exc
     try:

@@ -74,3 +74,33 @@ def well_formed(mod) -> bool:
     if hasattr(analysis, "check_well_formed"):
         return bool(analysis.check_well_formed(mod))
     return bool(analysis.well_formed(mod))
+
+
+# ---- reading Relax nodes the same way on every release (0.27 renamed their fields) -------
+
+def expr_type(expr):
+    """An expression's (or var's) type: `ty` from 0.27 on, `struct_info` before."""
+    return expr.ty if hasattr(expr, "ty") else expr.struct_info
+
+
+def return_type(func):
+    """A relax function's return type: `ret_ty` from 0.27 on, `ret_struct_info` before."""
+    return func.ret_ty if hasattr(func, "ret_ty") else func.ret_struct_info
+
+
+def var_name(var) -> str:
+    """A relax var's name: `name` from 0.27 on, `name_hint` before."""
+    return var.name if hasattr(var, "name") else var.name_hint
+
+
+def constant_data(const):
+    """A constant's tensor: `value` of 0.27's GenericConst, `data` of relax.Constant before."""
+    return const.value if hasattr(const, "value") else const.data
+
+
+def with_function(mod, global_var, func):
+    """A shallow copy of `mod` with `global_var` bound to `func` (the original untouched)."""
+    copy = tvm().IRModule(dict(mod.functions_items()), attrs=mod.attrs,
+                          global_infos=mod.global_infos)
+    copy[global_var] = func
+    return copy

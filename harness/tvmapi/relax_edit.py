@@ -27,7 +27,14 @@ import functools
 import os
 
 from harness.tvmapi import copiers
-from harness.tvmapi.ir import well_formed
+from harness.tvmapi.ir import (
+    constant_data,
+    expr_type,
+    return_type,
+    var_name,
+    well_formed,
+    with_function,
+)
 from harness.tvmapi.loading import tvm
 from harness.tvmapi.structure import structural_equal
 
@@ -36,11 +43,7 @@ MAIN = "main"
 
 # ---- reading a module ------------------------------------------------------------------
 
-def load(path: str):
-    """A Relax module file: save_json text (.json) or TVMScript (anything else)."""
-    with open(path) as handle:
-        text = handle.read()
-    return copiers.load_json(text) if path.endswith(".json") else copiers.parse_tvmscript(text)
+load = copiers.load_module_file   # a Relax module file: save_json text or TVMScript
 
 
 def save(mod, stem: str, form: str = "tvmscript") -> str:
@@ -56,22 +59,9 @@ def save(mod, stem: str, form: str = "tvmscript") -> str:
     return path
 
 
-def _ty(expr):
-    """An expression's type: `ty` from 0.27 on, `struct_info` before."""
-    return expr.ty if hasattr(expr, "ty") else expr.struct_info
-
-
-def _name(var) -> str:
-    return var.name if hasattr(var, "name") else var.name_hint
-
-
-def _ret_ty(func):
-    return func.ret_ty if hasattr(func, "ret_ty") else func.ret_struct_info
-
-
 def values(const):
-    """A constant's values as a numpy array (`value` from 0.27 on, `data` before)."""
-    return (const.value if hasattr(const, "value") else const.data).numpy()
+    """A constant's values as a numpy array."""
+    return constant_data(const).numpy()
 
 
 def _main(mod):
@@ -96,7 +86,7 @@ def _constant_type():
 
 
 def _shape(const) -> tuple[int, ...] | None:
-    shape = getattr(_ty(const), "shape", None)
+    shape = getattr(expr_type(const), "shape", None)
     values = getattr(shape, "values", None)
     if values is None:
         return None
@@ -141,7 +131,7 @@ def _op_name(value) -> str:
 def describe(mod, index: int) -> str:
     """'lv3 = relax.nn.relu' for binding `index`."""
     binding = bindings(mod)[index]
-    return f"{_name(binding.var)} = {_op_name(binding.value)}"
+    return f"{var_name(binding.var)} = {_op_name(binding.value)}"
 
 
 def ops(mod) -> list[str]:
@@ -193,7 +183,7 @@ def _rewriter():
 
         def visit_dataflow_var_def_(self, var):
             if _Key.of(var) in self.promote:
-                return relax.Var(_name(var), _ty(var))
+                return relax.Var(var_name(var), expr_type(var))
             return super().visit_dataflow_var_def_(var)
 
         def visit_generic_const_(self, op):   # 0.27 on
@@ -245,7 +235,7 @@ def _rebuild(mod, *, keep: int | None = None, output=None, drop=(), remap=(),
     params = list(func.params)
     position = len(params) if inputs is None else inputs
     params[position:position] = list(new_params)
-    ret_ty = _ty(body) if keep is not None else _ret_ty(func)
+    ret_ty = expr_type(body) if keep is not None else return_type(func)
     try:
         draft = relax.Function(params, relax.SeqExpr(blocks, body), ret_ty, func.is_pure,
                                func.attrs, func.span)
@@ -253,9 +243,7 @@ def _rebuild(mod, *, keep: int | None = None, output=None, drop=(), remap=(),
                                {_Key.of(var): expr for var, expr in remap}, promote,
                                dict(replace_constants or {}))
         edited = rewriter.visit_expr(draft)
-        out = t.IRModule(dict(mod.functions.items()), attrs=mod.attrs)
-        out[gv] = edited
-        out = relax.transform.DeadCodeElimination()(out)
+        out = relax.transform.DeadCodeElimination()(with_function(mod, gv, edited))
         out = _without_unused_params(out, gv, len(new_params), inputs)
         return out if well_formed(out) else None
     except Exception:  # noqa: BLE001 - TVM refusing the edit: it does not apply
@@ -273,10 +261,10 @@ def _without_unused_params(mod, gv, added: int, inputs: int | None):
     analysis = relax.analysis
     definable = getattr(analysis, "definable_tir_vars_in_type", None) or \
         analysis.definable_tir_vars_in_struct_info
-    keep = [p for p in params if _Key.of(p) in used or definable(_ty(p))]
+    keep = [p for p in params if _Key.of(p) in used or definable(expr_type(p))]
     if len(keep) == len(params) and not added:
         return mod
-    new = relax.Function(keep, func.body, _ret_ty(func), func.is_pure, func.attrs, func.span)
+    new = relax.Function(keep, func.body, return_type(func), func.is_pure, func.attrs, func.span)
     if inputs is not None:
         now = inputs + added
         kept_keys = {_Key.of(p) for p in keep}
@@ -284,13 +272,11 @@ def _without_unused_params(mod, gv, added: int, inputs: int | None):
         old = func.attrs["num_input"]
         value = t.tirx.IntImm(old.dtype, count) if hasattr(old, "dtype") else count
         new = new.with_attr("num_input", value)
-    out = t.IRModule(dict(mod.functions.items()), attrs=mod.attrs)
-    out[gv] = new
-    return out
+    return with_function(mod, gv, new)
 
 
 def _fresh_param(var, name: str | None = None):
-    return tvm().relax.Var(name or _name(var), _ty(var))
+    return tvm().relax.Var(name or var_name(var), expr_type(var))
 
 
 def cut(mod, index: int):
@@ -346,7 +332,7 @@ def drop(mod, index: int, by: str = "arg"):
         args = [value] if isinstance(value, relax.Var) else \
             list(getattr(value, "args", []) or getattr(value, "fields", []) or [])
         same = [a for a in args if isinstance(a, (relax.Var, _constant_type()))
-                and structural_equal(_ty(a), _ty(var))]
+                and structural_equal(expr_type(a), expr_type(var))]
         if not same:
             return None
         replacement, params = same[0], []
@@ -365,9 +351,9 @@ def constants_to_params(mod, which: list[int] | None = None):
     if not chosen:
         return None
     _, func = _main(mod)
-    taken = {_name(param) for param in func.params}
+    taken = {var_name(param) for param in func.params}
     names = (f"c{n}" for n in range(len(taken) + len(found) + 1) if f"c{n}" not in taken)
-    params = [tvm().relax.Var(name, _ty(const))
+    params = [tvm().relax.Var(name, expr_type(const))
               for name, const in zip(names, chosen, strict=False)]
     return _rebuild(mod, new_params=params,
                     replace_constants={_Key.of(c): p for c, p in zip(chosen, params,
