@@ -58,8 +58,12 @@ def origin(exc: BaseException) -> str:
 
 
 def summary(exc: BaseException, limit: int = 6) -> str:
-    """The last frames of a harness bug, for the harness-error detail."""
-    frames = traceback.extract_tb(exc.__traceback__)[-limit:]
+    """The last frames of a harness bug, for the harness-error detail. Of a HarnessBug,
+    its cause's: the frames that raised, not those that carried it out."""
+    if isinstance(exc, HarnessBug) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if frame.filename != "<unknown>"][-limit:]   # not tvm-ffi's callback plumbing
     where = " <- ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}"
                         for f in reversed(frames))
     return f"{first_line(exc)} (at {where})"

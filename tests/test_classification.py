@@ -3,6 +3,7 @@ the harness's own exception is harness-error (exit 4), only a signal is a crash.
 import os
 import subprocess
 import sys
+import traceback
 
 import pytest
 import seeded
@@ -47,6 +48,58 @@ def test_origin_tells_harness_code_from_tvm_and_user_code():
     with pytest.raises(TypeError) as raised:
         outcomes.difference([("a",)], None, "x", "stage", "copier")   # raises inside
     assert classify.origin(raised.value) == classify.HARNESS
+
+
+@pytest.mark.in_process_tvm
+def test_origin_is_the_innermost_frame_through_a_callback_from_tvm(monkeypatch):
+    """TVM's expression mutator calls back into the TVMScript copier: a fault there has
+    TVM's frames (expr_functor.py, tvm-ffi's C++ callback frames) outside ours, and is ours.
+    TVM refusing a call of ours is TVM's, though our frames are outside."""
+    from harness.tvmapi import copiers, ir
+    monkeypatch.setattr(ir, "constant_tensor", ir.return_type)   # raises on any constant
+    module = _module_with_a_tensor_constant()
+    with pytest.raises(AttributeError) as raised:
+        copiers._lift_constants(module)
+    files = [frame.filename for frame in traceback.extract_tb(raised.value.__traceback__)]
+    assert any("expr_functor" in name for name in files), files   # through TVM's mutator
+    assert classify.origin(raised.value) == classify.HARNESS
+    with pytest.raises(Exception) as raised:
+        copiers.load_json('{"root": 1, "nodes": []}')
+    assert classify.origin(raised.value) == classify.TVM
+
+
+def _module_with_a_tensor_constant():
+    import numpy as np
+
+    from harness.tvmapi import ir
+    from harness.tvmapi.loading import tvm
+    relax = tvm().relax
+    builder = ir.block_builder()
+    x = relax.Var("x", ir.tensor_annotation((2, 2), "float32"))
+    with builder.function("main", [x]):
+        out = builder.emit(relax.op.add(x, relax.const(np.ones((2, 2), "float32"))))
+        builder.emit_func_output(out)
+    return builder.get()
+
+
+@pytest.mark.in_process_tvm
+@pytest.mark.parametrize("path", ["check", "pass-sweep"])
+def test_a_bug_in_a_copier_is_harness_error_not_a_lossy_copy(monkeypatch, path):
+    """Seeded in our TVMScript copier (reached from TVM's mutator callback): `check` and
+    the pass sweep say harness-error (exit 4) with our frames, never lossy-roundtrip."""
+    from harness.cli.passes import row_of
+    from harness.tvmapi import copiers, ir
+    monkeypatch.setattr(ir, "constant_tensor", ir.return_type)   # raises on any constant
+    table = {"tvmscript": lambda mod: copiers.tvmscript_copy(mod)}   # not memoized
+    sweep = {"path": "pass", "sweep_pass": "FoldConstant"} if path == "pass-sweep" else {}
+    result = run_in_process(copiers=table, **sweep)
+    assert result.verdict == "harness-error" and result.exit_code == 4, result.violations
+    assert [v.kind for v in result.violations] == ["harness-error"], result.violations
+    assert "ir.py" in result.violations[0].detail and "AttributeError" in \
+        result.violations[0].detail
+    if path == "pass-sweep":
+        row = row_of("FoldConstant", SMALL_CASE, "imported", result)
+        assert row["verdict"] == "harness-error" and row["exit"] == 4, row
 
 
 def test_unknown_verdict_kinds_are_refused():

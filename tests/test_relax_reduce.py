@@ -340,3 +340,51 @@ def test_a_relax_module_reduces_to_the_failing_bindings_and_resumes(tmp_path):
     assert proc.stdout.startswith("reproduces: injected raised ValueError: seeded failure: "
                                   "softmax of a matmul"), proc.stdout
     assert os.path.exists(out / "reproducer.json")
+
+
+DROPOUT_MODULE = '''\
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 8, 8), dtype="float32"),
+             w: R.Tensor((4, 3, 3, 3), dtype="float32")) -> R.Tensor((1, 4, 6, 6), dtype="float32"):
+        with R.dataflow():
+            y = R.nn.conv2d(x, w)
+            z = R.nn.relu(y)
+            t = R.nn.dropout(z, rate=0.5)
+            u = t[0]
+            v = R.add(u, u)
+            R.output(v)
+        return v
+'''
+
+
+def test_a_harness_error_while_checking_a_candidate_stops_the_reduction(tmp_path, monkeypatch):
+    """A bug of ours in a candidate's check is exit 4 with the best input kept, never read
+    as "this candidate does not fail" (which would reduce worse, silently). The first
+    check is real (ConvertLayout on dropout, a Relax file of a user's); the candidates'
+    checks are seeded to fail in the harness."""
+    from harness.reduce import driver
+    path = tmp_path / "dropout.py"
+    path.write_text(DROPOUT_MODULE)
+    real = driver.run_isolated
+
+    def seeded_harness_error(case, options, **kwargs):
+        if kwargs.get("task"):   # the module export: real
+            return real(case, options, **kwargs)
+        result = Result(case, options=options.to_json())
+        result.add(Violation("harness-error", "checks", "(harness)",
+                             "AttributeError: seeded (at copiers.py:1 seeded)", phase="checks"))
+        return result
+
+    monkeypatch.setattr(driver, "run_isolated", seeded_harness_error)
+    out_dir = tmp_path / "reduced"
+    code, out, err = cli_here("reduce", path, "--layout", "nhwc", "--out", out_dir)
+    assert code == 4, (out, err)
+    assert "stopped: the check of candidate 1 ended in a harness error" in err, err
+    assert "seeded" in err and (out_dir / "reduce-state.json").exists()
+    assert not (out_dir / "repro.py").exists()   # no reproducer of a failure we caused

@@ -3,8 +3,9 @@
 The copiers: the two ways users copy modules, `copy.deepcopy` (which TVM
 implements through JSON) and an explicit save_json/load_json, and a third one
 that does not share their serializer, TVMScript print -> parse. A JSON copier
-that raises is itself a violation: that was the seed bug ("cannot find field
-axis"); TVMScript refusing a module is `unsupported` for that copier only.
+that TVM makes raise is itself a violation: that was the seed bug ("cannot find field
+axis"); TVMScript refusing a module is `unsupported` for that copier only; and an
+exception of the harness's own code in a copier is a harness error, never either.
 
 Three comparisons, each catching what the others cannot: structural equality
 (the first mismatching access path), every attrs field exactly (1, 1.0 and True
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from harness import classify
 from harness.oracles import fieldwise
 from harness.tvmapi import copiers, structure
 from harness.verdict import Violation
@@ -39,16 +41,23 @@ def _lossy(stage: str, path: str, detail: str, name: str) -> Violation:
 
 
 def copy_with(name: str, copier: Copier, mod, stage: str, what: str = "input"):
-    """(copy, None) or (None, violation) when the copier itself fails. `what` the module
+    """(copy, None) or (None, violation) when TVM fails the copy. `what` the module
     is to `stage`: its input (the source, for the import stage) or its output.
 
-    Raises `Unsupported` when the copier cannot carry this module at all.
+    Raises `Unsupported` when TVM cannot carry this module with this copier at all, and
+    classify.HarnessBug when the harness's own code raised (harness-error, never a
+    finding against TVM): a copier is our code calling TVM's, and TVM calls back into
+    ours (the TVMScript copier's expression mutator), so only the innermost frame of
+    the traceback says whose the exception is (classify.origin).
     """
     try:
         return copier(mod), None
-    except Unsupported:
+    except Unsupported as refused:
+        if refused.__cause__ is not None:   # what the copier turned into "unsupported"
+            classify.raise_if_ours(refused.__cause__, stage)
         raise
-    except Exception as exc:  # noqa: BLE001 - TVM raises many error types
+    except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's is the finding
+        classify.raise_if_ours(exc, stage)
         return None, _lossy(stage, f"({name})", f"{name} copy of the {what} failed: "
                             f"{type(exc).__name__}: {exc}".strip(), name)
 

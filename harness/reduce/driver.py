@@ -65,6 +65,18 @@ class State:
     relax_skipped: str = ""  # why the Relax phases did not run
 
 
+class HarnessStopped(Exception):
+    """A candidate's check, or an edit's child, ended in a harness-error: a bug of ours.
+    The reduction stops (exit 4, its best so far kept) rather than read our bug as "not
+    interesting" and quietly reduce worse."""
+
+
+def _stop_if_ours(result: Result, what: str) -> None:
+    if result.verdict == "harness-error":
+        detail = next((v.detail for v in result.violations if v.kind == "harness-error"), "")
+        raise HarnessStopped(f"{what} ended in a harness error: {detail}")
+
+
 class Reducer:
     def __init__(self, case: str, options: Options, out_dir: str, budget: float,
                  timeout: float, log=None):
@@ -95,7 +107,9 @@ class Reducer:
             try:
                 if not isinstance(model, RelaxModule):
                     onnx.checker.check_model(model)
-                self.seen[digest] = self.signature.found_in(self.check(model))
+                result = self.check(model)
+                _stop_if_ours(result, f"the check of candidate {self.state.candidates}")
+                self.seen[digest] = self.signature.found_in(result)
             except (BadInput, onnx.checker.ValidationError):
                 self.seen[digest] = False
         return self.seen[digest]
@@ -293,6 +307,7 @@ class Reducer:
             result = run_isolated(source, self.options, timeout=self.timeout, task={
                 "task": "export", "out": os.path.join(self.out_dir, relax_steps.EDIT_OUT),
                 "form": form})
+            _stop_if_ours(result, f"writing the imported module as {form}")
             answer = result.task_output
             if not answer or not answer.get("path"):
                 violation = result.violations[0].one_line() if result.violations else "?"
@@ -332,8 +347,9 @@ class Reducer:
         except BadInput as exc:   # the child refused the file: nothing to check
             self.log(f"edit {edit} {list(args)}: refused: {exc}")
             return None
+        _stop_if_ours(result, f"edit {edit} {list(args)}")
         answer = result.task_output
-        if answer is None:   # the child died or the harness failed in it: say so, go on
+        if answer is None:   # the child died (a crash of TVM's in the edit): say so, go on
             what = result.violations[0].one_line() if result.violations else result.verdict
             self.log(f"edit {edit} {list(args)} made nothing: {what}")
             return None

@@ -53,12 +53,13 @@ def tvmscript_copy(mod):
 
     The copier's job is the IR text; the constants' bytes are JSON's (show_meta prints
     them as a JSON metadata section: measured 5.1 s of yolov3-tiny's and 19.8 s of
-    light_resnet50's check). Each relax function's non-scalar constants become extra
+    light_resnet50's check). Each relax function's non-scalar tensor constants become extra
     parameters (`_harness_constant_N`) before printing and are bound back, the same
-    objects, after parsing (Function.bind_params); scalars stay in the text, where the
-    printer writes them inline. A copy that then differs from the original is checked
-    again by `tvmscript_copy_with_meta` (`tvmscript_copy.confirm`), the whole module
-    printed, so a difference is reported only as plain TVMScript shows it."""
+    objects, after parsing (Function.bind_params); scalars and other literals (a dtype)
+    stay in the text, where the printer writes them inline. A copy that then differs
+    from the original is checked again by `tvmscript_copy_with_meta`
+    (`tvmscript_copy.confirm`), the whole module printed, so a difference is reported
+    only as plain TVMScript shows it."""
     lifted, constants = _lift_constants(mod)
     if not constants:
         return tvmscript_copy_with_meta(mod)
@@ -66,7 +67,7 @@ def tvmscript_copy(mod):
 
 
 def _lift_constants(mod):
-    """(mod with each relax function's non-scalar constants as trailing parameters,
+    """(mod with each relax function's non-scalar tensor constants as trailing parameters,
     {function name: {parameter name: the Constant}})."""
     relax = tvm().relax
     from tvm.relax.expr_functor import PyExprMutator, mutator
@@ -79,7 +80,8 @@ def _lift_constants(mod):
             self.params, self.by_name = [], {}
 
         def visit_constant_(self, op):
-            if len(ir.constant_data(op).shape) == 0:
+            tensor = ir.constant_tensor(op)   # None: a dtype or other literal, printed inline
+            if tensor is None or len(tensor.shape) == 0:
                 return op
             key = op.__hash__()
             if key not in self.found:

@@ -94,8 +94,24 @@ def var_name(var) -> str:
 
 
 def constant_data(const):
-    """A constant's tensor: `value` of 0.27's GenericConst, `data` of relax.Constant before."""
+    """A constant's payload: `value` of 0.27's GenericConst, `data` of relax.Constant before
+    (always a tensor there; from 0.27 on not always: see constant_tensor)."""
     return const.value if hasattr(const, "value") else const.data
+
+
+def constant_tensor(const):
+    """A constant's tensor, or None when it holds another literal. From 0.27 on one node
+    type, GenericConst, carries every literal: VM lowering (CallTIRRewrite, VMShapeLower...)
+    writes `R.dtype("float32")` as a GenericConst holding a dtype. Before, such literals
+    had nodes of their own (DataTypeImm) and a relax.Constant always held a tensor."""
+    payload = constant_data(const)
+    return payload if isinstance(payload, _tensor_type()) else None
+
+
+def _tensor_type():
+    """The runtime tensor class: `tvm.runtime.Tensor`, `NDArray` before tvm-ffi renamed it."""
+    runtime = tvm().runtime
+    return getattr(runtime, "Tensor", None) or runtime.NDArray
 
 
 def with_function(mod, global_var, func):
