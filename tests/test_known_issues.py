@@ -1,7 +1,8 @@
 """The known-issue registry: which entry explains a violation, and when an entry is stale.
 
-Registry logic only (results built by hand, no TVM); the real registry is
-exercised by the catalog items and by tests/test_reproducers.py.
+Registry logic on results built by hand, and one real check of a user's own model that
+hits a registered bug; the real registry is exercised by the catalog items and by
+tests/test_reproducers.py.
 """
 import pytest
 
@@ -240,6 +241,16 @@ strict = false
 reference = "an access path class"
 
 [[issue]]
+id = "suite-hand-built"
+case = "*test_n.py::*"
+path = "suite"
+pass = "Normalize"
+verdict = "mutated"
+strict = false
+case_only = "only on the hand-built input these tests make"
+reference = "a model-specific suite entry"
+
+[[issue]]
 id = "catalog-everything"
 case = "*"
 verdict = "mutated"
@@ -279,9 +290,202 @@ def test_a_strict_suite_entry_is_stale_only_when_its_test_ran(tmp_path, monkeypa
                                     ["t/test_a.py::test_one"], {}).exit_code == 4
 
 
+def test_suite_entries_are_matched_by_signature_as_results_are(tmp_path, monkeypatch):
+    """A strict entry's pass explains that pass's mutation in any test (it is stale only
+    where expected); a case_only entry explains nothing outside its tests."""
+    _suite_registry(tmp_path, monkeypatch)
+    some_pass = Violation("mutated", "suite", "(its input)", "x", pass_name="SomePass")
+    normalize = Violation("mutated", "suite", "(its input)", "x", pass_name="Normalize")
+    elsewhere = "t/test_c.py::test_three"
+    judged = known_issues.judge_suite([(elsewhere, some_pass), (elsewhere, normalize)],
+                                      [elsewhere], {})
+    assert [(test, entry.id) for test, _, entry in judged.known] == [(elsewhere, "suite-strict")]
+    assert judged.unknown == [(elsewhere, normalize)] and judged.stale == []
+    inside = known_issues.judge_suite([("t/test_n.py::test_x", normalize)],
+                                      ["t/test_n.py::test_x"], {})
+    assert inside.status == "known"
+
+
 def test_access_paths_match_exactly_or_with_star_only():
-    assert known_issues._path_matches('a.functions[I.GlobalVar("main")]',
+    assert known_issues._star_matches('a.functions[I.GlobalVar("main")]',
                                       'a.functions[I.GlobalVar("main")]')
-    assert not known_issues._path_matches("a.f[0]", "a.f0")   # brackets are not classes
-    assert known_issues._path_matches("*.dtype", "x.params[0].ty.dtype")
-    assert not known_issues._path_matches("*.dtype", "x.params[0].ty")
+    assert not known_issues._star_matches("a.f[0]", "a.f0")   # brackets are not classes
+    assert known_issues._star_matches("*.dtype", "x.params[0].ty.dtype")
+    assert not known_issues._star_matches("*.dtype", "x.params[0].ty")
+
+
+# ---- matched by signature first: known wherever the bug shows -------------
+
+SIGNATURE_REGISTRY = """
+[[issue]]
+id = "dropout"
+case = "conv-dropout-nhwc"
+layout = "nhwc"
+stage = "convert-layout"
+pass = "ConvertLayout"
+verdict = "error"
+message = "*(msgs[i].IsNested()) is false: Expected nested to match tuple"
+reference = "named by its message: recognized anywhere"
+
+[[issue]]
+id = "bad-alloc"
+case = "node-squeeze_negative_axes-nhwc"
+stage = "convert-layout"
+verdict = "error"
+message = "*std::bad_alloc"
+case_only = "std::bad_alloc names no cause"
+reference = "case_only: its case only"
+
+[[issue]]
+id = "vague"
+case = "conv-sum-nhwc"
+stage = "convert-layout"
+verdict = "error"
+reference = "no message: its case only"
+
+[[issue]]
+id = "mutation"
+case = "yolov3-tiny"
+pass = "tirx.AnnotateEntryFunc"
+verdict = "mutated"
+reference = "a mutation is named by its pass"
+
+[[issue]]
+id = "segfault"
+case = "conv"
+verdict = "crash"
+message = "SIGSEGV"
+reference = "a signal names no cause: its case only"
+
+[[issue]]
+id = "mine"
+case = "mine-*"
+layout = "nhwc"
+stage = "convert-layout"
+verdict = "error"
+reference = "a user's own entry for their cases"
+"""
+USERS_MODEL = "/home/someone/models/detector.onnx"
+CONVERT_LAYOUT = ("import", "convert-layout")
+
+
+@pytest.fixture
+def signatures(tmp_path, monkeypatch):
+    path = tmp_path / "known_issues.toml"
+    path.write_text(SIGNATURE_REGISTRY)
+    entries = known_issues.read(str(path))
+    monkeypatch.setattr(known_issues, "registry", lambda: entries)
+
+
+def convert_layout_error(message):
+    return Violation("error", "convert-layout", "(exception)", message, "ConvertLayout", 1)
+
+
+NESTED = ("InternalError: Check failed: (msgs[i].IsNested()) is false: Expected nested to match "
+          "tuple")
+
+
+def test_a_registered_bug_is_known_on_a_users_model_by_its_signature(signatures):
+    judgement = known_issues.judge(result(USERS_MODEL, convert_layout_error(NESTED),
+                                          layout="nhwc", stages=CONVERT_LAYOUT))
+    assert judgement.status == "known" and judgement.exit_code == 0
+    assert [entry.id for _, entry in judgement.known] == ["dropout"]
+    # only where the bug is expected can its absence make an entry stale
+    assert known_issues.judge(result(USERS_MODEL, layout="nhwc",
+                                     stages=CONVERT_LAYOUT)).status == "pass"
+    # the entry's stack still holds: not on another layout
+    assert known_issues.judge(result(USERS_MODEL, convert_layout_error(NESTED),
+                                     stages=CONVERT_LAYOUT)).status == "new"
+
+
+def test_another_error_at_the_same_stage_and_pass_stays_new(signatures):
+    """A false "known" hides a new bug: the message must match, on the user's model and on
+    the entry's own case alike."""
+    other = convert_layout_error("InternalError: Check failed: (layout.defined()) is false")
+    for case in (USERS_MODEL, "conv-dropout-nhwc"):
+        judgement = known_issues.judge(result(case, other, layout="nhwc",
+                                              stages=CONVERT_LAYOUT))
+        assert judgement.status == "new" and judgement.unknown == [other], case
+
+
+def test_case_only_vague_and_crash_entries_stay_in_their_cases(signatures):
+    bad_alloc = convert_layout_error("InternalError: std::bad_alloc")
+    assert known_issues.judge(result("node-squeeze_negative_axes-nhwc", bad_alloc,
+                                     layout="nhwc")).status == "known"
+    anything = convert_layout_error("InternalError: Invalid SLayout")
+    assert known_issues.judge(result("conv-sum-nhwc", anything, layout="nhwc")).status == \
+        "known"
+    segfault = Violation("crash", "zero-pipeline", "(process)", "SIGSEGV in stage x")
+    assert known_issues.judge(result("conv", segfault)).status == "known"
+    for violation in (bad_alloc, anything, segfault):
+        judgement = known_issues.judge(result(USERS_MODEL, violation, layout="nhwc"))
+        assert judgement.status == "new", violation
+
+
+def test_a_mutation_is_recognized_by_its_pass(signatures):
+    judgement = known_issues.judge(result(USERS_MODEL, annotate(), stages=["zero-pipeline"]))
+    assert [entry.id for _, entry in judgement.known] == ["mutation"]
+    assert judgement.stale == [] and judgement.status == "known"
+
+
+def test_an_entry_expected_at_the_case_outranks_one_recognized_by_signature(signatures):
+    """A user's own entry for their case is the one they read, though the built-in one
+    (an exact case and a message) is more specific."""
+    judgement = known_issues.judge(result("mine-dropout-nhwc", convert_layout_error(NESTED),
+                                          layout="nhwc", stages=CONVERT_LAYOUT))
+    assert [entry.id for _, entry in judgement.known] == ["mine"]
+
+
+def test_entry_fields_that_could_never_match_are_refused(tmp_path):
+    entry = '[[issue]]\ncase = "x"\nreference = "r"\n'
+    for fields, complaint in (('verdict = "mutated"\nmessage = "x"\n', "no message"),
+                              ('verdict = "error"\ncase_only = " "\n', "why the bug"),
+                              ('verdict = "error"\nmessage = [""]\n', "non-empty")):
+        path = tmp_path / "bad.toml"
+        path.write_text(entry + fields)
+        with pytest.raises(BadInput, match=complaint):
+            known_issues.read(str(path))
+
+
+def test_every_built_in_entry_says_how_it_is_told_apart_outside_its_cases():
+    """An error or lossy-roundtrip entry scoped to some cases carries the message that
+    names its bug, or says why it applies to its cases only."""
+    import os
+    entries = known_issues.read(os.path.join(known_issues.CASES_DIR, "known_issues.toml"))
+    silent = [entry.id for entry in entries if entry.verdict in ("error", "lossy-roundtrip")
+              and entry.case != ("*",) and not (entry.message or entry.case_only)]
+    assert not silent
+    assert all(entry.case != ("*",) for entry in entries if entry.case_only)
+
+
+def test_a_users_own_model_hitting_a_registered_bug_is_known(tmp_path):
+    """The real thing: an ONNX file of one's own, conv2d -> Dropout, checked with
+    --layout nhwc, is known by the built-in entry (it was `new`, exit 1, when entries
+    were scoped by case id)."""
+    import numpy as np
+    import onnx
+    from helpers import cli_json
+    from onnx import TensorProto, helper, numpy_helper
+
+    from harness.tvmapi import loading
+    entry = next(entry for entry in known_issues.registry()
+                 if entry.id == "convert-layout-dropout")
+    if not entry.on_stack(loading.versions()):
+        pytest.skip(f"convert-layout-dropout is registered for apache-tvm {entry.tvm}")
+    weight = numpy_helper.from_array(np.full((6, 3, 3, 3), 0.1, np.float32), "weight")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["image", "weight"], ["features"], pads=[1, 1, 1, 1]),
+         helper.make_node("Dropout", ["features"], ["kept"])], "my_model",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("kept", TensorProto.FLOAT, [1, 6, 8, 8])],
+        initializer=[weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    path = tmp_path / "my_model.onnx"
+    onnx.save(model, str(path))
+    code, data, err = cli_json("check", str(path), "--layout", "nhwc", timeout=300)
+    assert [v["signature"].split(":")[:3] for v in data["violations"]] == \
+        [["error", "convert-layout", "ConvertLayout"]], data["violations"]
+    assert code == 0 and data["status"] == "known", err
+    assert [known["entry"] for known in data["known"]] == ["convert-layout-dropout"]

@@ -1,14 +1,30 @@
 """The known-issue registry and the one place that decides what a result means.
 
-An entry scopes a bug (case glob, TVM / tvm-ffi version range, layout, path)
-and says which violations it explains (kind, and where given the stage, the
-phase, the copier, the pass and the access path). The registry is the built-in
-cases/known_issues.toml plus one per user catalog folder (cases.case_dirs).
-`judge` matches every violation of a result to the most specific entry that
-explains it; a result is *known* when all its violations are explained,
-and an entry that applies but explains nothing is *stale* (upstream fixed it:
-the registry must be updated). The CLI, report, matrix and the pytest plugin
-all read results through `judge`, so known-issue handling is decided here only.
+An entry says which violations it explains: its signature (harness.signature), that
+is the kind (`verdict`), and where given the stage, phase, copier, pass, access path
+and `message` (patterns over the normalized message `check` prints in each
+signature). It says on which stack it holds (TVM / tvm-ffi version range, layout,
+path, the release that saved a cross-release module) and, in `case` (globs over case
+ids, or test ids for the suite guard), where the bug is expected to show.
+
+A violation is matched by what was seen first, not by where: an entry explains it
+  * on a case in its `case` globs, when the signature fields it gives match;
+  * on any other case or file (a user's own model), when in addition the entry names
+    its bug well enough to be told from another: an `error` or `lossy-roundtrip` entry
+    needs a `message`, a `mutated` one a `pass` (a mutation's signature has no
+    message); a `crash` or `timeout` entry never does (a signal or a time limit names no
+    cause). An entry with `case_only = "why"` applies only to its cases: the bug depends
+    on the model, or its message is one that other bugs raise too (a false "known" hides
+    a new bug, as bad as a false alarm).
+The most specific entry expected at the case wins, else the most specific of the others.
+
+A result is *known* when all its violations are explained. A strict entry expected at
+the case that explains nothing there is *stale* (upstream fixed it: the registry must
+be updated); outside its cases an entry is never stale. The registry is the built-in
+cases/known_issues.toml plus one per user catalog folder (cases.case_dirs). The CLI,
+report, matrix, the pytest plugin and the suite summary all read results through
+`judge` / `judge_suite`, which share the matching: known-issue handling is decided here
+only.
 """
 from __future__ import annotations
 
@@ -23,6 +39,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness.catalog.cases import CASES_DIR, case_dirs
+from harness.signature import Signature
 from harness.verdict import PHASES, BadInput, Result, Violation
 from harness.verdict import status as status_of
 
@@ -33,12 +50,18 @@ _INCOMPLETE = ("harness-error", "crash", "timeout", "unsupported")
 CROSS_RELEASE_PATH = "cross-release"
 _FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
            "stage", "phase", "copier", "pass", "access_path", "strict", "reproducer",
-           "saved_by")
+           "saved_by", "message", "case_only")
+# Kinds whose signature has no message (signature._message): an entry scopes them by pass.
+_NO_MESSAGE = ("mutated", "timeout")
+# Kinds an entry may recognize outside its cases, given a message (error, lossy-roundtrip)
+# or a pass (mutated). A crash's message is its signal and a timeout has none: neither
+# tells one bug from another.
+_BY_MESSAGE = ("error", "lossy-roundtrip")
 
 
 @dataclasses.dataclass(frozen=True)
 class KnownIssue:
-    case: tuple          # globs over case ids
+    case: tuple          # globs over case ids: where the bug is expected to show
     verdict: str         # the violation kind it explains
     reference: str
     evidence: str = ""
@@ -56,6 +79,8 @@ class KnownIssue:
     id: str = ""         # a stable name (`check --json` names it); default FILE#N
     base: str = CASES_DIR  # the folder whose known_issues.toml holds it
     saved_by: str = ""   # cross-release: specifier over the apache-tvm that saved, "" = any
+    message: tuple = ()  # patterns over the normalized message (`*` = any text), () = any
+    case_only: str = ""  # why the entry applies to its cases only ("" = recognized anywhere)
 
     @property
     def reproducer_path(self) -> str:
@@ -70,10 +95,19 @@ class KnownIssue:
     def applies(self, case: str, versions: dict, layout: str = "nchw",
                 path: str = "extract", source_builds: bool = False,
                 saved_by: dict | None = None) -> bool:
-        """In scope: this case, on this stack, layout and path (and for a cross-release
-        result, `saved_by`: the versions of the release that saved what it loaded)."""
-        if not any(fnmatch.fnmatch(case, glob) for glob in self.case):
-            return False
+        """In scope: expected at this case, and holding on this stack, layout and path."""
+        return self.expected_at(case) and self.holds_on(versions, layout, path,
+                                                        source_builds, saved_by)
+
+    def expected_at(self, case: str) -> bool:
+        """`case` (a case id, a file, or a suite's test id) is one the bug is expected on:
+        there a strict entry that explains nothing is stale."""
+        return any(fnmatch.fnmatch(case, glob) for glob in self.case)
+
+    def holds_on(self, versions: dict, layout: str = "nchw", path: str = "extract",
+                 source_builds: bool = False, saved_by: dict | None = None) -> bool:
+        """On this stack, layout and path (and for a cross-release result, `saved_by`: the
+        versions of the release that saved what it loaded), wherever the case."""
         if (self.layout and self.layout != layout) or (self.path and self.path != path):
             return False
         if self.saved_by and not _within((saved_by or {}).get("tvm_version"), self.saved_by,
@@ -90,14 +124,29 @@ class KnownIssue:
                                      (self.tvm_ffi, "tvm_ffi_version")))
 
     def explains(self, violation: Violation) -> bool:
+        """The violation's signature matches every signature field the entry gives (where
+        it may be matched is `candidates`' question)."""
         if violation.kind != self.verdict or (self.stage and self.stage != violation.stage):
             return False
-        if self.access_path and not _path_matches(self.access_path, violation.access_path):
+        if self.access_path and not _star_matches(self.access_path, violation.access_path):
             return False
         if (self.phase and self.phase != violation.phase) or (
                 self.copier and self.copier != violation.copier):
             return False
+        if self.message and not any(_star_matches(pattern, Signature.of(violation).message)
+                                    for pattern in self.message):
+            return False
         return not self.pass_name or fnmatch.fnmatch(violation.pass_name or "", self.pass_name)
+
+    @property
+    def recognizable(self) -> bool:
+        """It may explain a violation outside its cases: it names its bug (a message, or
+        a mutation's pass) and does not say the bug depends on the model (`case_only`)."""
+        if self.case_only:
+            return False
+        if self.verdict == "mutated":
+            return bool(self.pass_name)
+        return self.verdict in _BY_MESSAGE and bool(self.message)
 
     @property
     def specificity(self) -> int:
@@ -105,23 +154,25 @@ class KnownIssue:
         constraints = sum(bool(field) for field in (self.tvm, self.tvm_ffi, self.layout,
                                                      self.path, self.stage, self.pass_name,
                                                      self.access_path, self.phase, self.copier,
-                                                     self.saved_by))
+                                                     self.saved_by, self.message))
         exact_case = all(not any(ch in glob for ch in "*?[") for glob in self.case)
         return constraints + 10 * exact_case
 
     def describe(self) -> str:
         where = f" at {self.stage}" if self.stage else ""
         where += f", pass {self.pass_name}" if self.pass_name else ""
-        return f"{self.verdict}{where} ({self.reference})"
+        said = f": {' | '.join(self.message)}" if self.message else ""
+        return f"{self.verdict}{where}{said} ({self.reference})"
 
 
-def _path_matches(pattern: str, access_path: str) -> bool:
-    """An entry's access path: exact, or with `*` standing for any text (the only
-    wildcard: access paths are full of brackets, which fnmatch would read as classes)."""
+def _star_matches(pattern: str, text: str) -> bool:
+    """An entry's access path or message: exact, or with `*` standing for any text (the
+    only wildcard: access paths and messages are full of brackets, `msgs[i]`, which
+    fnmatch would read as classes)."""
     if "*" not in pattern:
-        return pattern == access_path
+        return pattern == text
     return re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")),
-                        access_path) is not None
+                        text) is not None
 
 
 def _within(version: str | None, spec: str, source_builds: bool = False) -> bool:
@@ -141,12 +192,33 @@ def _entry(raw: dict, where: str, base: str, default_id: str) -> KnownIssue:
         raise BadInput(f"{where}: fields must be among {', '.join(_FIELDS)} and include "
                        f"case, verdict, reference (got {', '.join(sorted(raw))})")
     data = dict(raw)
-    data["case"] = (data["case"],) if isinstance(data["case"], str) else tuple(data["case"])
+    data["case"] = _patterns(data["case"])
+    data["message"] = _patterns(data.get("message", ()))
     data["pass_name"] = data.pop("pass", "")
     data.setdefault("id", default_id)
     if data.get("phase") and data["phase"] not in PHASES:
         raise BadInput(f"{where}: phase must be one of {', '.join(PHASES)}")
+    _check_signature_fields(data, where)
     return KnownIssue(base=base, **data)
+
+
+def _patterns(value) -> tuple:
+    """A field that takes one pattern or a list of them (`case`, `message`)."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _check_signature_fields(data: dict, where: str) -> None:
+    """Refuse a `message` that could never match, and a `case_only` without its reason:
+    both would quietly change what the entry explains."""
+    if data["message"] and data["verdict"] in _NO_MESSAGE:
+        raise BadInput(f"{where}: a {data['verdict']} violation's signature has no message; "
+                       "name the pass instead of a `message`")
+    if not all(isinstance(pattern, str) and pattern for pattern in data["message"]):
+        raise BadInput(f"{where}: `message` must be a non-empty pattern or a list of them")
+    if "case_only" in data and not (isinstance(data["case_only"], str)
+                                    and data["case_only"].strip()):
+        raise BadInput(f"{where}: `case_only` says why the bug depends on the model "
+                       '(a sentence, e.g. case_only = "its message names no operator")')
 
 
 def registry() -> tuple[KnownIssue, ...]:
@@ -184,10 +256,9 @@ def read(path: str) -> tuple[KnownIssue, ...]:
 def in_scope(case: str, versions: dict, layout: str = "nchw",
              path: str = "extract", source_builds: bool = False,
              saved_by: dict | None = None) -> list[KnownIssue]:
-    """Entries that apply here, most specific first."""
-    found = [issue for issue in registry()
-             if issue.applies(case, versions, layout, path, source_builds, saved_by)]
-    return sorted(found, key=lambda issue: -issue.specificity)
+    """Entries expected at this case and holding here, most specific first."""
+    return _most_specific_first([issue for issue in registry() if issue.applies(
+        case, versions, layout, path, source_builds, saved_by)])
 
 
 def lookup(case: str, versions: dict, layout: str = "nchw",
@@ -195,6 +266,39 @@ def lookup(case: str, versions: dict, layout: str = "nchw",
     """The most specific entry in scope, if any."""
     found = in_scope(case, versions, layout, path)
     return found[0] if found else None
+
+
+def _most_specific_first(entries: list[KnownIssue]) -> list[KnownIssue]:
+    return sorted(entries, key=lambda entry: -entry.specificity)
+
+
+def candidates(entries: list[KnownIssue], where: str) -> list[KnownIssue]:
+    """The entries that may explain a violation seen at `where` (a case id, a model file,
+    a suite's test id), in the order they are tried: those expected there, most specific
+    first, then those that name their bug well enough to be recognized anywhere. An entry
+    expected at the case outranks one that only recognizes the signature, so a user's
+    own entry for their case is the one they read."""
+    home = [entry for entry in entries if entry.expected_at(where)]
+    away = [entry for entry in entries if not entry.expected_at(where) and entry.recognizable]
+    return _most_specific_first(home) + _most_specific_first(away)
+
+
+def _sort_out(findings: list[tuple[str, Violation]], entries: list[KnownIssue]):
+    """Each (where, violation) with the first candidate entry that explains it: the one
+    matching rule of `judge` and `judge_suite`. Returns (known as (where, violation,
+    entry), unknown as (where, violation), the entries used)."""
+    known, unknown, used = [], [], set()
+    tried: dict[str, list[KnownIssue]] = {}
+    for where, violation in findings:
+        if where not in tried:
+            tried[where] = candidates(entries, where)
+        entry = next((entry for entry in tried[where] if entry.explains(violation)), None)
+        if entry is None:
+            unknown.append((where, violation))
+        else:
+            known.append((where, violation, entry))
+            used.add(entry)
+    return known, unknown, used
 
 
 @dataclasses.dataclass
@@ -246,23 +350,17 @@ class Judgement:
 
 def judge(result: Result, kinds: tuple[str, ...] | None = None,
           source_builds: bool = False) -> Judgement:
-    """Match each violation (of `kinds`, default all) to the most specific entry explaining
-    it. `source_builds`: a "git:<sha>" version is within every range (bisect-step asks
-    whether a failure on a commit is a registered one)."""
+    """Match each violation (of `kinds`, default all) to the entry explaining it (the
+    module docstring has the rule). `source_builds`: a "git:<sha>" version is within every
+    range (bisect-step asks whether a failure on a commit is a registered one)."""
     options = result.options or {}
-    entries = in_scope(result.case, result.__dict__, options.get("layout", "nchw"),
-                       options.get("path", "extract"), source_builds, options.get("saved_by"))
+    entries = [entry for entry in registry() if entry.holds_on(
+        result.__dict__, options.get("layout", "nchw"), options.get("path", "extract"),
+        source_builds, options.get("saved_by"))]
     # "unsupported" is not a violation of TVM's: cannot test, exit 125.
     violations = [v for v in result.violations
                   if v.kind != "unsupported" and (kinds is None or v.kind in kinds)]
-    known, unknown, used = [], [], set()
-    for violation in violations:
-        issue = next((entry for entry in entries if entry.explains(violation)), None)
-        if issue is None:
-            unknown.append(violation)
-        else:
-            known.append((violation, issue))
-            used.add(issue)
+    known, unknown, used = _sort_out([(result.case, v) for v in violations], entries)
     stale = []
     # An injected pass or a result that ended early may hide a registered violation.
     if result.verdict not in _INCOMPLETE and not options.get("inject_pass"):
@@ -270,12 +368,15 @@ def judge(result: Result, kinds: tuple[str, ...] | None = None,
         # A cross-release result runs none of the paths the other entries were measured
         # on: they may explain its violations, but only entries naming it go stale there.
         cross = options.get("path") == CROSS_RELEASE_PATH
-        # An entry is stale only if its stage ran: a path stopped earlier proves nothing.
-        stale = [entry for entry in entries if entry.strict and entry not in used
+        # An entry is stale only where expected and if its stage ran: a path stopped
+        # earlier proves nothing.
+        stale = [entry for entry in _most_specific_first(entries)
+                 if entry.strict and entry not in used and entry.expected_at(result.case)
                  and (kinds is None or entry.verdict in kinds)
                  and (not entry.stage or entry.stage in ran)
                  and (entry.path or not cross)]
-    return Judgement(known, unknown, stale, result.verdict)
+    return Judgement([(violation, entry) for _, violation, entry in known],
+                     [violation for _, violation in unknown], stale, result.verdict)
 
 
 # ---- findings of a guarded test suite (harness.suite) ----------------------
@@ -310,36 +411,23 @@ class SuiteJudgement:
 
 def suite_entries(versions: dict) -> list[KnownIssue]:
     """The suite entries on this stack, most specific first."""
-    found = [entry for entry in registry()
-             if entry.path == SUITE_PATH and entry.on_stack(versions)]
-    return sorted(found, key=lambda entry: -entry.specificity)
-
-
-def explaining(entries: list[KnownIssue], test: str, violation: Violation) -> KnownIssue | None:
-    return next((entry for entry in entries
-                 if any(fnmatch.fnmatch(test, glob) for glob in entry.case)
-                 and entry.explains(violation)), None)
+    return _most_specific_first([entry for entry in registry()
+                                 if entry.path == SUITE_PATH and entry.on_stack(versions)])
 
 
 def judge_suite(findings: list[tuple[str, Violation]], tests_ran: list[str],
                 versions: dict) -> SuiteJudgement:
-    """`findings`: (test id, violation). A suite entry's `case` globs are over test ids
-    (`tests/python/relax/test_x.py::*`). "unsupported" (a copier that cannot carry a
-    module) is counted by the summary, not judged."""
+    """`findings`: (test id, violation), matched as `judge` matches a result's: a suite
+    entry's `case` globs over test ids (`tests/python/relax/test_x.py::*`) say where it
+    is expected (and goes stale), its signature what it explains. "unsupported" (a
+    copier that cannot carry a module) is counted by the summary, not judged."""
     entries = suite_entries(versions)
-    known, unknown, errors, used = [], [], [], set()
-    for test, violation in findings:
-        if violation.kind == "unsupported":
-            continue
-        if violation.kind == "harness-error":
-            errors.append((test, violation))
-            continue
-        entry = explaining(entries, test, violation)
-        if entry is None:
-            unknown.append((test, violation))
-        else:
-            known.append((test, violation, entry))
-            used.add(entry)
+    judged = [(test, violation) for test, violation in findings
+              if violation.kind not in ("unsupported", "harness-error")]
+    errors = [(test, violation) for test, violation in findings
+              if violation.kind == "harness-error"]
+    known, unknown, used = _sort_out(judged, entries)
+    ran = set(tests_ran)
     stale = [entry for entry in entries if entry.strict and entry not in used
-             and any(fnmatch.fnmatch(test, glob) for test in tests_ran for glob in entry.case)]
+             and any(entry.expected_at(test) for test in ran)]
     return SuiteJudgement(known, unknown, stale, errors)
