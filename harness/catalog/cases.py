@@ -19,6 +19,7 @@ import tomllib
 
 import onnx
 
+from harness import doors
 from harness.paths import REPO_ROOT
 from harness.verdict import BadInput
 
@@ -42,12 +43,20 @@ def case_dirs() -> list[str]:
     return dirs
 
 
+# Source kinds and the door their model goes through. The catalog's own sources make
+# models (an ONNX graph from a darknet cfg, a builder, the onnx wheel; a torchvision or
+# transformers model); `file:` is a user's file, its door picked by the file itself,
+# and `DOOR:FILE` (onnx:, torch:, torch-onnx:, relax:) names the door.
+SOURCE_DOORS = {"darknet": "onnx", "builder": "onnx", "onnx-wheel": "onnx", "onnx-node": "onnx",
+                "torchvision": "torch", "transformers": "torch",
+                "torchvision-onnx": "torch-onnx", "relax-file": "relax"}
+FILE_KINDS = ("file", "relax-file") + tuple(door.name for door in doors.DOORS)
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     id: str
-    # darknet:, builder:, onnx-wheel:, onnx-node:, file: (ONNX), relax-file: (TVMScript or
-    # JSON), torchvision:, torchvision-onnx:, transformers:
-    source: str
+    source: str                  # KIND:REF, a SOURCE_DOORS or FILE_KINDS kind
     tags: tuple[str, ...] = ()
     layout: str = "nchw"
     base: str = CASES_DIR        # the catalog folder its darknet:/builder:/file: refer to
@@ -63,20 +72,39 @@ class Case:
         return self.slow or "nightly" in self.tags
 
     @property
+    def file(self) -> str | None:
+        """The user's file a file source names (absolute), else None."""
+        kind, _, ref = self.source.partition(":")
+        return os.path.join(self.base, ref) if kind in FILE_KINDS else None
+
+    @property
+    def door(self) -> doors.Door:
+        """The door its model goes through (for a file: the file's own, without loading)."""
+        kind = self.source.partition(":")[0]
+        if kind == "file":
+            return doors.for_file(self.file)
+        if kind in FILE_KINDS:
+            return doors.named(SOURCE_DOORS.get(kind, kind))
+        if kind not in SOURCE_DOORS:
+            raise BadInput(f"case {self.id}: unknown source kind {kind!r}; one of "
+                           f"{', '.join(sorted(set(SOURCE_DOORS) | set(FILE_KINDS)))}")
+        return doors.named(SOURCE_DOORS[kind])
+
+    @property
     def needs_torch(self) -> bool:
         """Its model comes through torch (the PyTorch door, or its ONNX twin)."""
-        return self.source.partition(":")[0] in TORCH_KINDS
+        return self.door.extra == "torch"
 
     @property
     def onnx_graph(self) -> bool:
-        """Its model is an ONNX graph (the ONNX door; a PyTorch model or a Relax module
-        file is not: the reducer works on what their doors import)."""
-        return self.source.partition(":")[0] not in ("torchvision", "transformers",
-                                                       "relax-file")
+        """Its model is an ONNX graph (the reducer cuts the graph before the module)."""
+        return self.door.onnx_graph
 
     def model(self):
-        """The model its door imports: an onnx.ModelProto, or a doors TorchModel."""
+        """The model its door imports (an onnx.ModelProto, a torch model, a Relax module)."""
         kind, _, ref = self.source.partition(":")
+        if kind in FILE_KINDS:
+            return self.door.load(self.file)
         if kind in TORCH_KINDS:
             from harness.catalog import torch_cases
             try:
@@ -99,26 +127,15 @@ class Case:
         if kind == "onnx-node":
             from harness.catalog import onnx_node
             return onnx.load(onnx_node.model_path(ref))
-        if kind == "file":
-            return load_onnx_file(os.path.join(self.base, ref))
-        if kind == "relax-file":
-            from harness.doors import RelaxFile
-            return RelaxFile(os.path.join(self.base, ref))
         raise BadInput(f"case {self.id}: unknown source kind {kind!r}")
 
     def manifest(self) -> dict:
-        """id, source, tags, layout and the input shapes (this builds/loads the model)."""
-        model = self.model()
-        if hasattr(model, "input_shapes"):   # the PyTorch door: its example inputs
-            inputs = {f"input{i}": list(shape) for i, shape in enumerate(model.input_shapes())}
-        elif not isinstance(model, onnx.ModelProto):   # a Relax module: its own signature
-            inputs = {}
-        else:
-            inputs = {i.name: [d.dim_value or d.dim_param
-                               for d in i.type.tensor_type.shape.dim]
-                      for i in model.graph.input}
-        return {"id": self.id, "source": self.source, "tags": list(self.tags),
-                "layout": self.layout, "inputs": inputs}
+        """id, source, door, tags, layout and the input shapes, from metadata only: no
+        export, no TVM (a builder's small graph is built). A torch model its exporter
+        refused before says so (`refused`)."""
+        from harness.catalog import manifests
+        return {"id": self.id, "source": self.source, "door": self.door.name,
+                "tags": list(self.tags), "layout": self.layout, **manifests.metadata(self)}
 
 
 def onnx_data_dir() -> str:
@@ -135,28 +152,6 @@ def _builders(path: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def load_onnx_file(path: str) -> onnx.ModelProto:
-    """A user's ONNX file, or a one-line reason why it cannot be one."""
-    if not os.path.exists(path):
-        raise BadInput(f"no such file: {path}")
-    if os.path.isdir(path):
-        raise BadInput(f"{path} is a directory; pass an .onnx file or a case id")
-    try:
-        model = onnx.load(path)
-    except Exception as exc:  # noqa: BLE001 - protobuf raises several types
-        raise BadInput(f"{path} is not a readable ONNX model ({type(exc).__name__}: "
-                       f"{str(exc).strip() or 'bad protobuf'}); re-export it from your "
-                       "framework") from None
-    if not model.graph.node:
-        raise BadInput(f"{path} holds no ONNX graph (zero nodes); is it an ONNX model?")
-    try:
-        onnx.checker.check_model(model)
-    except Exception as exc:  # noqa: BLE001
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BadInput(f"{path} is not a valid ONNX model: {first}") from None
-    return model
 
 
 def _discover(rule: dict, slow: set[str]) -> list[Case]:
@@ -310,33 +305,74 @@ def select(patterns: list[str] | None = None, tags: list[str] | None = None) -> 
 
 
 def select_for_run(patterns: list[str] | None, everything: bool = False) -> list[Case]:
-    """What a catalog-wide command runs: the cases named, else all but the opt-in ones
-    (unless `everything`). A pattern that matches no case is bad input, not an empty run."""
-    for pattern in patterns or ():
+    """What a catalog-wide command runs: the cases named (globs over ids and tags, and
+    model files), else all but the opt-in ones (unless `everything`). A pattern that
+    matches no case is bad input, not an empty run."""
+    patterns = list(patterns or ())
+    is_file = {pattern: names_file(pattern) and not select([pattern]) for pattern in patterns}
+    files = [file_case(pattern) for pattern in patterns if is_file[pattern]]
+    globs = [pattern for pattern in patterns if not is_file[pattern]]
+    for pattern in globs:
         if not select([pattern]):
             raise BadInput(f"no case matches {pattern!r}{_suggestions(pattern)}")
-    return [case for case in select(patterns or None)
-            if everything or patterns or not case.opt_in]
+    if files and not globs:
+        return files
+    return [case for case in select(globs or None)
+            if everything or patterns or not case.opt_in] + files
 
 
 def needs_torch(name: str) -> bool:
-    """The catalog case `name` imports torch (a warm child server preloads it for it)."""
-    return any(case.id == name and case.needs_torch for case in catalog())
+    """The case or file `name` imports torch (a warm child server preloads it for it)."""
+    try:
+        case = next((case for case in catalog() if case.id == name), None)
+        return (case or file_case(name, validate=False)).needs_torch
+    except BadInput:   # the child says what is wrong with it
+        return False
 
 
 def resolve(name: str) -> Case:
-    """A catalog id, or a path to an .onnx file; otherwise a BadInput with suggestions."""
+    """A catalog id, a model file (its door picked by the file itself), or DOOR:FILE;
+    otherwise a BadInput with suggestions. A file is validated now (no TVM): bad input is
+    exit 2 naming the file, never a verdict."""
     by_id = {c.id: c for c in catalog()}
     if name in by_id:
         return by_id[name]
-    if name.endswith((".py", ".json")):   # a Relax module: TVMScript or save_json text
-        if not os.path.isfile(name):
-            raise BadInput(f"no such file: {name}")
-        return Case(os.path.abspath(name), "relax-file:" + os.path.abspath(name), ("file",))
-    if name.endswith(".onnx") or os.sep in name or os.path.exists(name):
-        load_onnx_file(name)  # validate now: bad input is exit 2, not a verdict
-        return Case(os.path.abspath(name), "file:" + os.path.abspath(name), ("file",))
+    if names_file(name):
+        return file_case(name)
     raise BadInput(f"unknown case {name!r}{_suggestions(name)}")
+
+
+def names_file(name: str) -> bool:
+    """`name` means a file, not a case id or glob: DOOR:FILE, a door's suffix, a path."""
+    kind, sep, _ = name.partition(":")
+    suffixes = tuple(suffix for door in doors.DOORS for suffix in door.suffixes)
+    return bool(sep and kind in FILE_KINDS) or name.endswith(suffixes) or os.sep in name \
+        or os.path.isfile(name)
+
+
+def file_case(name: str, validate: bool = True) -> Case:
+    """The case of a user's file: `FILE` (its door picked by the file) or `DOOR:FILE`. Its
+    id is the absolute path (`DOOR:` kept where it is not the file's own door)."""
+    kind, sep, ref = name.partition(":")
+    if not (sep and kind in FILE_KINDS):
+        kind, ref = "file", name
+    path = os.path.abspath(ref)
+    if not os.path.exists(path):
+        raise BadInput(f"no such file: {ref}")
+    if os.path.isdir(path):
+        raise BadInput(f"{ref} is a directory; pass a model file or a case id")
+    door = doors.for_file(path) if kind == "file" else doors.named(SOURCE_DOORS.get(kind, kind))
+    if validate:
+        door.validate(path)
+    own = kind == "file" or door.name == _own_door(path)
+    return Case(path if own else f"{door.name}:{path}", f"{door.name}:{path}", ("file",))
+
+
+def _own_door(path: str) -> str | None:
+    try:
+        return doors.for_file(path).name
+    except BadInput:
+        return None
 
 
 def _suggestions(name: str) -> str:

@@ -95,11 +95,20 @@ def _head(g: _Graph, x: str, c: int, opts: dict) -> str:
     return g.node("Transpose", [y], perm=[0, 1, 3, 2])
 
 
+INPUT = "data"
+
+
+def input_shape(text: str, batch: int = 1) -> list[int]:
+    """The model's input shape, NCHW, from the cfg's [net] section (nothing built)."""
+    net = parse_cfg(text)[0][1]
+    return [batch, int(net.get("channels", 3)), int(net.get("height", 416)),
+            int(net.get("width", 416))]
+
+
 def build(text: str, seed: int = 0, batch: int = 1) -> onnx.ModelProto:
     """ONNX model (opset 13) for a darknet cfg; same text and seed, same bytes."""
     sections = parse_cfg(text)
-    net = sections[0][1]
-    h, w, c = int(net.get("height", 416)), int(net.get("width", 416)), int(net.get("channels", 3))
+    _, c, h, w = input_shape(text, batch)
     g = _Graph(seed)
     outputs: list[tuple[str, int]] = []   # per layer: (tensor, channels)
     heads: list[str] = []
@@ -140,7 +149,7 @@ def build(text: str, seed: int = 0, batch: int = 1) -> onnx.ModelProto:
     graph_outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in heads]
     graph = helper.make_graph(
         g.nodes, "darknet",
-        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, c, h, w])],
+        [helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, [batch, c, h, w])],
         graph_outputs, initializer=g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="tvm-harness-darknet")

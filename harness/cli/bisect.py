@@ -35,7 +35,8 @@ def cmd_bisect(args) -> int:
     candidates = bisect.between(bisect.list_versions(args.package, args.pre), args.good, args.bad)
     options = ["--layout", args.layout] if args.layout else []
     command = shlex.split(args.step_command) if args.step_command else \
-        bisect.default_step_command(args.case, options + ["--timeout", f"{args.timeout:g}"])
+        bisect.default_step_command(catalog.resolve(args.case).id,   # a file: absolute
+                                    options + ["--timeout", f"{args.timeout:g}"])
     extra = () if args.bare_env else envs.packages_for([catalog.resolve(args.case)])
     state = bisect.State(bisect.state_path(args.package, args.good, args.bad, pins, command))
     log(f"bisect: {args.package} {len(candidates)} releases {candidates[0]} .. {candidates[-1]}"

@@ -22,8 +22,8 @@ def cmd_bisect_step(args) -> int:
                        "--check-command of your own is judged by its exit code")
     if args.match:
         Pattern.parse(args.match)   # a bad pattern is bad input before any build
-    if not args.check_command:
-        catalog.resolve(args.case)
+    if not args.check_command:   # a file by its absolute path: the check may run elsewhere
+        args.case = catalog.resolve(args.case).id
     source = os.path.abspath(args.source)
     if not os.path.isdir(os.path.join(source, ".git")) and not os.path.isfile(
             os.path.join(source, ".git")):

@@ -1,32 +1,59 @@
-"""Input doors: how a case's model becomes the Relax IRModule a path starts from.
+"""Input doors: how a model becomes the Relax IRModule a path starts from.
 
-The data flow's first step (door -> module -> path -> oracles -> verdict -> report):
-an ONNX model through TVM's ONNX frontend, a torch.export program through its
-PyTorch frontend, or a Relax module already (a file of TVMScript or of save_json
-text: what the Relax-level reducer checks). `Case.model()` gives the model;
-`to_relax` is the "import" stage.
+The data flow's first step (door -> module -> path -> oracles -> verdict -> report).
+Each door is one module behind one interface (door.Door: validate, load, to Relax,
+how its reproducer loads it, what it needs installed): ONNX (onnx_door), PyTorch's
+torch.export and its ONNX twin (torch_door), Relax modules as files (relax_door).
+The catalog's sources (darknet, builders, the onnx wheel, torchvision, ...) make
+models for these doors; a user's file picks its door by itself (`for_file`) or
+names it (`DOOR:FILE`). Everything else asks this module, never a door's types.
 """
 from __future__ import annotations
 
-import dataclasses
+from harness.doors import onnx_door, relax_door, torch_door
+from harness.doors.door import Door
+from harness.doors.torch_models import ExportRefused, TorchModel, TorchUnavailable
+from harness.verdict import BadInput
 
-from harness.doors.torch_models import TorchModel, TorchUnavailable
-from harness.tvmapi import calls, copiers
+__all__ = ["DOORS", "Door", "ExportRefused", "TorchModel", "TorchUnavailable", "for_file",
+           "named", "of_model", "recipe", "to_relax"]
 
-__all__ = ["RelaxFile", "TorchModel", "TorchUnavailable", "to_relax"]
+# The order files are offered in: the PyTorch door claims the .py files that define
+# `example_inputs` before the Relax door takes every other .py.
+DOORS: tuple[Door, ...] = (onnx_door.DOOR, torch_door.DOOR, torch_door.TWIN, relax_door.DOOR)
+_BY_NAME = {door.name: door for door in DOORS}
 
 
-@dataclasses.dataclass(frozen=True)
-class RelaxFile:
-    """A Relax IRModule on disk: TVMScript (.py) or save_json text (.json)."""
-    path: str
+def named(name: str) -> Door:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise BadInput(f"unknown door {name!r}; one of {', '.join(_BY_NAME)}") from None
+
+
+def for_file(path: str) -> Door:
+    """The door a file belongs to, by its suffix (and for .py, what it defines)."""
+    door = next((door for door in DOORS if door.claims(path)), None)
+    if door is None:
+        suffixes = sorted({suffix for door in DOORS for suffix in door.suffixes})
+        raise BadInput(f"{path}: no input door reads this kind of file (known: "
+                       f"{', '.join(suffixes)}); or name a catalog case")
+    return door
+
+
+def of_model(model) -> Door:
+    """The door whose model this is (what a catalog source or `Door.load` returned)."""
+    door = next((door for door in DOORS if door.owns(model)), None)
+    if door is None:
+        raise TypeError(f"no input door owns a {type(model).__name__}")   # our bug
+    return door
 
 
 def to_relax(model):
     """The IRModule TVM's frontend for this model's door makes of it."""
-    if isinstance(model, TorchModel):
-        program = model.program()    # TorchUnavailable: torch is not installed here
-        return calls.from_exported_program(program)
-    if isinstance(model, RelaxFile):
-        return copiers.load_module_file(model.path)
-    return calls.from_onnx(model)
+    return of_model(model).to_relax(model)
+
+
+def recipe(model) -> str | None:
+    """Source rebuilding `model` for repro.py (None: it loads model.onnx or TVMScript)."""
+    return of_model(model).recipe(model)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import functools
 import importlib
 import importlib.metadata
 import json
@@ -44,6 +45,13 @@ class ExportRefused(Exception):
 
 def versions() -> dict[str, str | None]:
     """The torch stack's versions, without importing it."""
+    return dict(_versions())
+
+
+@functools.cache
+def _versions() -> dict[str, str | None]:
+    """Read once a process: metadata lookups cost a millisecond each, and listing the
+    catalog asks for every model."""
     out = {}
     for name in ("torch", "torchvision", "transformers", "onnxscript"):
         try:
@@ -228,6 +236,16 @@ class TorchModel:
         exported = torch.onnx.export(self.program(), dynamo=True, verbose=False)
         exported.save(path)
 
+    def refusal(self, twin: bool = False) -> str | None:
+        """torch's refusal of this model as cached by an earlier export (None: exported,
+        or never tried): what `list --json` shows without exporting anything."""
+        for suffix in (".pt2",) + ((".onnx",) if twin else ()):
+            refused = os.path.join(cache_folder(), self.key + suffix + ".refused")
+            if os.path.exists(refused):
+                with open(refused) as handle:
+                    return handle.read()
+        return None
+
     def _cached(self, suffix: str, make) -> str:
         """The cache file for `suffix`, made under a lock (two workers may want the same
         model); a refusal is cached beside it and raised again as ExportRefused."""
@@ -297,6 +315,11 @@ def listing() -> dict[str, list[str]]:
     version = versions()["torchvision"]
     if version is None:
         return {}
+    return _listing(version)
+
+
+@functools.cache
+def _listing(version: str) -> dict[str, list[str]]:
     path = os.path.join(paths.cache_dir(), "torch-export", f"torchvision{version}-models.json")
     if not os.path.exists(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -20,7 +20,6 @@ import time
 
 from harness import classify, doors
 from harness.catalog import cases as catalog
-from harness.doors import torch_models
 from harness.runner import cross_release, reproducer
 from harness.runner.path_runner import PathRunner
 from harness.signature import Signature
@@ -60,7 +59,7 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     started = time.perf_counter()
     try:
         model = case.model()
-    except torch_models.ExportRefused as exc:   # torch's refusal: the case's verdict
+    except doors.ExportRefused as exc:   # torch's refusal: the case's verdict
         result.add(Violation("unsupported", "import", "(export)", str(exc)))
         return result
     finally:
@@ -104,9 +103,9 @@ def run(spec_path: str, events_path: str) -> int:
     except BadInput as exc:
         emit({"event": "bad-input", "message": str(exc)})
         return 2
-    except (loading.TVMUnavailable, torch_models.TorchUnavailable) as exc:
+    except (loading.TVMUnavailable, doors.TorchUnavailable) as exc:
         result = Result(case=spec["case"], options=spec["options"], **loading.versions())
-        what = "(torch)" if isinstance(exc, torch_models.TorchUnavailable) else "(tvm)"
+        what = "(torch)" if isinstance(exc, doors.TorchUnavailable) else "(tvm)"
         result.add(Violation("unsupported", "setup", what, str(exc), phase="process"))
     except Exception as exc:  # noqa: BLE001 - outside the runner: ours, whatever raised
         result = Result(case=spec["case"], options=spec["options"], **loading.versions())

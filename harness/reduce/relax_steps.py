@@ -7,7 +7,7 @@ harness.tvmapi.relax_edit. TVM runs only in children: the parent never holds a m
 only its file's text (TVMScript, or save_json text when TVMScript cannot carry it) and
 its size. Each edit is a task of an isolated child (`run_task`: read the module, edit
 it, write the candidate), each candidate a check of another (the one runner, on the
-file as a `relax-file` case), so a crash while editing or checking is a data point.
+file through the Relax door), so a crash while editing or checking is a data point.
 
 Phases, each step kept only if the signature survives (driver.Reducer runs them):
 

@@ -18,6 +18,7 @@ import json
 import os
 import string
 
+from harness import doors
 from harness.tvmapi import copiers, targets
 from harness.tvmapi.pipelines import Options, build
 from harness.verdict import BadInput, Violation
@@ -187,7 +188,7 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
     os.makedirs(out_dir, exist_ok=True)
     frontend = template_of(violation) == "import"
     script = copiers.tvmscript(module).strip() if module is not None and not frontend else None
-    recipe = model.recipe() if script is None and hasattr(model, "recipe") else None
+    recipe = doors.recipe(model) if script is None else None
     if script is None and recipe is None:
         import onnx
         onnx.save(model, os.path.join(out_dir, "model.onnx"))

@@ -1,0 +1,51 @@
+"""What every input door is: one small interface, so a new frontend is one module.
+
+The runner, the child process, the reducer and the CLI know a door only through
+these methods (harness.doors picks the door: by a case's source kind, a file's
+suffix, or a model's type). Adding a door (TFLite and StableHLO have Relax
+frontends too) is a module in this folder with one `Door` and its line in
+`harness.doors.DOORS`, plus the catalog's source kinds that reach it.
+"""
+from __future__ import annotations
+
+
+class Door:
+    """One way into Relax. Subclasses set the attributes and override what differs."""
+
+    name = ""              # its source kind: `NAME:FILE` on the command line and in a catalog
+    frontend = ""          # TVM's frontend, as reports and reproducers name it
+    suffixes: tuple[str, ...] = ()   # the files it reads
+    extra = ""             # the pip extra it needs beside the base install ("" none)
+    onnx_graph = False     # its model is an ONNX graph: the reducer cuts the graph first
+    reproducer = ""        # how repro.py loads a model whose import failed: "onnx"
+    #                        (model.onnx beside it) or "torch" (the recipe's source)
+
+    def claims(self, path: str) -> bool:
+        """This file is this door's (by its suffix; a door may look inside, cheaply)."""
+        return path.endswith(self.suffixes)
+
+    def validate(self, path: str) -> None:
+        """Refuse a file this door cannot read, before any work: a BadInput naming the
+        file (and line) and the fix. Cheap, in the parent: no TVM, no torch."""
+
+    def load(self, path: str):
+        """The model in `path`, in the child that checks it (BadInput: the file's fault)."""
+        raise NotImplementedError
+
+    def owns(self, model) -> bool:
+        """`model` (what `load` or a catalog source returned) is this door's."""
+        raise NotImplementedError
+
+    def to_relax(self, model):
+        """TVM's frontend: the IRModule of `model` (the path's "import" stage)."""
+        raise NotImplementedError
+
+    def recipe(self, model) -> str | None:
+        """Python source that rebuilds `model` for repro.py and binds `program` (the
+        torch reproducer's input), or None: repro.py loads model.onnx or its TVMScript."""
+        return None
+
+    def inputs(self, path: str) -> dict:
+        """{input name: shape} for `list --json`, from metadata only (no export, no
+        TVM); {} where only running the file would tell."""
+        return {}

@@ -1,0 +1,68 @@
+"""The ONNX door: an .onnx file (or a catalog source that builds an ONNX graph) through
+TVM's ONNX frontend (`relax.frontend.onnx.from_onnx`)."""
+from __future__ import annotations
+
+import os
+
+from harness.doors.door import Door
+from harness.tvmapi import calls
+from harness.verdict import BadInput
+
+
+class OnnxDoor(Door):
+    name = "onnx"
+    frontend = "ONNX"
+    suffixes = (".onnx",)
+    onnx_graph = True
+    reproducer = "onnx"
+
+    def validate(self, path: str) -> None:
+        load_file(path)
+
+    def load(self, path: str):
+        return load_file(path)
+
+    def owns(self, model) -> bool:
+        import onnx
+        return isinstance(model, onnx.ModelProto)
+
+    def to_relax(self, model):
+        return calls.from_onnx(model)
+
+    def inputs(self, path: str) -> dict:
+        import onnx
+        return graph_inputs(onnx.load(path, load_external_data=False))
+
+
+def graph_inputs(model) -> dict:
+    """{input name: shape (a symbolic dimension by its name)} of an ONNX graph."""
+    initializers = {init.name for init in model.graph.initializer}
+    return {value.name: [dim.dim_value or dim.dim_param
+                         for dim in value.type.tensor_type.shape.dim]
+            for value in model.graph.input if value.name not in initializers}
+
+
+def load_file(path: str):
+    """A user's ONNX file, or a one-line reason why it cannot be one."""
+    import onnx
+    if not os.path.exists(path):
+        raise BadInput(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise BadInput(f"{path} is a directory; pass an .onnx file or a case id")
+    try:
+        model = onnx.load(path)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises several types
+        raise BadInput(f"{path} is not a readable ONNX model ({type(exc).__name__}: "
+                       f"{str(exc).strip() or 'bad protobuf'}); re-export it from your "
+                       "framework") from None
+    if not model.graph.node:
+        raise BadInput(f"{path} holds no ONNX graph (zero nodes); is it an ONNX model?")
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:  # noqa: BLE001
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(f"{path} is not a valid ONNX model: {first}") from None
+    return model
+
+
+DOOR = OnnxDoor()

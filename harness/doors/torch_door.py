@@ -1,0 +1,205 @@
+"""The PyTorch door: torch.export's program through TVM's PyTorch frontend
+(`relax.frontend.torch.from_exported_program`), and its ONNX twin.
+
+Models: the catalog's torchvision and transformers models (torch_models.TorchModel),
+a user's Python file, or a saved ExportedProgram (`.pt2`, `torch.export.save`).
+
+A user's model file is ordinary Python that defines, at module level,
+    model            a torch.nn.Module (put in eval mode before export)
+    example_inputs   a tuple of tensors to export it with (static shapes)
+It is run with torch seeded (`torch.manual_seed(0)`), so random weights are the same
+on every run. The twin (source kind `torch-onnx:FILE`) is the same exported program
+through `torch.onnx.export` and the ONNX door: a bug only one frontend triggers shows.
+A model torch refuses to export is `unsupported` with torch's reason (exit 125).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import zipfile
+
+from harness.doors import onnx_door, python_file
+from harness.doors.door import Door
+from harness.doors.torch_models import ExportRefused, TorchModel, require
+from harness.tvmapi import calls
+from harness.verdict import BadInput, first_line
+
+MODEL, INPUTS = "model", "example_inputs"   # the names a user's model file defines
+
+
+@dataclasses.dataclass(eq=False)
+class TorchFile:
+    """A user's Python file defining `model` and `example_inputs`."""
+    path: str
+    _program: object = dataclasses.field(default=None, repr=False)
+
+    def export(self) -> None:
+        """Run the file and export now, so that torch's refusal is the check's verdict."""
+        self.program()
+
+    def program(self):
+        if self._program is None:
+            require("torch")
+            import torch
+            torch.manual_seed(0)
+            namespace = python_file.run(self.path)
+            model, inputs = namespace.get(MODEL), namespace.get(INPUTS)
+            if not isinstance(model, torch.nn.Module):
+                raise BadInput(f"{self.path}: `{MODEL}` must be a torch.nn.Module (it is a "
+                               f"{type(model).__name__})")
+            if isinstance(inputs, torch.Tensor):
+                inputs = (inputs,)
+            if not isinstance(inputs, (tuple, list)):
+                raise BadInput(f"{self.path}: `{INPUTS}` must be a tuple of tensors (it is "
+                               f"a {type(inputs).__name__})")
+            self._program = _exported(model.eval(), tuple(inputs), self.path)
+        return self._program
+
+    def recipe(self) -> str:
+        """The file itself, embedded and run as the harness ran it, then exported."""
+        return "\n".join([
+            "import torch",
+            "torch.manual_seed(0)",
+            f"_source = {python_file.read(self.path)!r}",
+            "_namespace = {'__name__': 'model_file'}",
+            "exec(compile(_source, 'model.py', 'exec'), _namespace)",
+            f"_inputs = _namespace[{INPUTS!r}]",
+            "_inputs = (_inputs,) if isinstance(_inputs, torch.Tensor) else tuple(_inputs)",
+            "with torch.no_grad():",
+            f"    program = torch.export.export(_namespace[{MODEL!r}].eval(), _inputs)"])
+
+    def onnx_twin(self):
+        return _onnx_twin(self.program(), self.path)
+
+
+@dataclasses.dataclass(eq=False)
+class SavedProgram:
+    """A user's saved ExportedProgram (`torch.export.save(program, "model.pt2")`)."""
+    path: str
+    _program: object = dataclasses.field(default=None, repr=False)
+
+    def export(self) -> None:
+        self.program()
+
+    def program(self):
+        if self._program is None:
+            require("torch")
+            import torch
+            try:
+                self._program = torch.export.load(self.path)
+            except Exception as exc:  # noqa: BLE001 - torch cannot read the user's file
+                raise BadInput(f"{self.path} is not a saved ExportedProgram torch can load "
+                               f"({first_line(exc)[:200]}); write it with "
+                               "torch.export.save(program, PATH)") from None
+        return self._program
+
+    def recipe(self) -> str:
+        return f"import torch\nprogram = torch.export.load({os.path.abspath(self.path)!r})"
+
+    def onnx_twin(self):
+        return _onnx_twin(self.program(), self.path)
+
+
+def _exported(model, inputs: tuple, path: str):
+    import torch
+    try:
+        with torch.no_grad():
+            return torch.export.export(model, inputs)
+    except Exception as exc:  # noqa: BLE001 - torch's refusal is the case's verdict
+        raise ExportRefused(f"torch.export refused {path}: {type(exc).__name__}: "
+                            f"{first_line(exc)[:400]}") from None
+
+
+def _onnx_twin(program, path: str):
+    """The exported program through torch.onnx.export, as an onnx.ModelProto."""
+    require("torch", "onnxscript")
+    import onnx
+    import torch
+    with tempfile.TemporaryDirectory(prefix="harness-twin-") as folder:
+        out = os.path.join(folder, "twin.onnx")
+        try:
+            torch.onnx.export(program, dynamo=True, verbose=False).save(out)
+        except Exception as exc:  # noqa: BLE001 - torch's refusal is the case's verdict
+            raise ExportRefused(f"torch.onnx.export refused {path}: {type(exc).__name__}: "
+                                f"{first_line(exc)[:400]}") from None
+        return onnx.load(out)
+
+
+class TorchDoor(Door):
+    name = "torch"
+    frontend = "PyTorch"
+    suffixes = (".py", ".pt2")
+    extra = "torch"
+    reproducer = "torch"
+
+    def claims(self, path: str) -> bool:
+        """A .pt2, or a .py that defines `example_inputs` (any other .py is Relax's)."""
+        if path.endswith(".pt2"):
+            return True
+        if not path.endswith(".py") or not os.path.isfile(path):
+            return False
+        try:
+            return INPUTS in python_file.top_level_names(python_file.parse(path))
+        except BadInput:
+            return False   # the Relax door, asked next, names the syntax error
+
+    def validate(self, path: str) -> None:
+        if path.endswith(".pt2"):
+            if not os.path.isfile(path):
+                raise BadInput(f"no such file: {path}")
+            if not zipfile.is_zipfile(path):
+                raise BadInput(f"{path} is not a saved ExportedProgram (not a zip archive); "
+                               "write it with torch.export.save(program, PATH)")
+            return
+        missing = {MODEL, INPUTS} - python_file.top_level_names(python_file.parse(path))
+        if missing:
+            raise BadInput(f"{path} does not define {' and '.join(sorted(missing))} at module "
+                           f"level; a PyTorch model file defines `{MODEL}` (a torch.nn.Module)"
+                           f" and `{INPUTS}` (a tuple of tensors)")
+
+    def load(self, path: str):
+        require("torch")
+        model = SavedProgram(path) if path.endswith(".pt2") else TorchFile(path)
+        model.export()
+        return model
+
+    def owns(self, model) -> bool:
+        return isinstance(model, (TorchModel, TorchFile, SavedProgram))
+
+    def to_relax(self, model):
+        return calls.from_exported_program(model.program())
+
+    def recipe(self, model) -> str | None:
+        return model.recipe()
+
+    def inputs(self, path: str) -> dict:
+        return {}
+
+
+class TorchTwinDoor(TorchDoor):
+    """A PyTorch model through torch.onnx.export and the ONNX door (asked for by name:
+    `torch-onnx:FILE`); its model is ONNX, which the ONNX door owns."""
+    name = "torch-onnx"
+    frontend = "ONNX"
+    onnx_graph = True
+    reproducer = "onnx"
+
+    def claims(self, path: str) -> bool:
+        return False
+
+    def load(self, path: str):
+        return super().load(path).onnx_twin()
+
+    def owns(self, model) -> bool:
+        return False
+
+    def to_relax(self, model):
+        return onnx_door.DOOR.to_relax(model)
+
+    def recipe(self, model) -> str | None:
+        return None
+
+
+DOOR = TorchDoor()
+TWIN = TorchTwinDoor()
