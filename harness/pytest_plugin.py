@@ -5,8 +5,16 @@ session of an environment where the harness is installed. It therefore does
 nothing unless a test asks for the `catalog_case` fixture: no TVM, onnx or
 hypothesis import, no hypothesis profile, and only `--harness-*` options.
 Whether a failing item is a known issue is decided by `known_issues.judge`.
+
+Which catalog it collects: in this repository's own sessions (rootdir: the checkout
+the harness runs from) the built-in catalog and any HARNESS_CASES folders; in any
+other project only that project's cases, the HARNESS_CASES folders, unless
+`--harness-builtin` asks for the built-in ones too. A project testing its own models
+must not inherit the harness's 1,960 items (yolov4-tiny and the slow ones included).
 """
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -24,6 +32,9 @@ def pytest_addoption(parser):
     group = parser.getgroup("tvm-harness", "TVM extraction invariants (harness plugin)")
     group.addoption("--harness-case", action="append", default=[], metavar="GLOB",
                     help="only catalog cases whose id or tag matches (repeatable)")
+    group.addoption("--harness-builtin", action="store_true",
+                    help="also collect the harness's built-in catalog outside its own "
+                         "repository (elsewhere only the HARNESS_CASES folders' cases are)")
     group.addoption("--harness-layout", choices=sorted(LAYOUTS), default=None,
                     help="override every case's layout")
     group.addoption("--harness-path", action="append", default=[],
@@ -66,14 +77,48 @@ def _paths(config, case) -> list[str]:
 PARAMETERS = ("catalog_case", "harness_path", "invariant")
 
 
+def in_this_repository(config) -> bool:
+    """The session is the harness's own test suite: its rootdir is the checkout the
+    harness is imported from (tox, CI and `pytest` here)."""
+    from harness.paths import REPO_ROOT
+    return os.path.realpath(str(config.rootpath)) == os.path.realpath(REPO_ROOT)
+
+
+def with_built_in(config) -> bool:
+    """The built-in catalog is collected here, or elsewhere when --harness-builtin asks."""
+    return config.getoption("harness_builtin") or in_this_repository(config)
+
+
+def collected_cases(config) -> list:
+    """The cases this session makes items of: the `--harness-case` globs over the user's
+    catalog folders (HARNESS_CASES), plus the built-in catalog (`with_built_in`)."""
+    from harness.catalog import cases as catalog
+    built_in = with_built_in(config)
+    return [case for case in catalog.select(config.getoption("harness_case") or None)
+            if built_in or case.base != catalog.CASES_DIR]
+
+
+def _nothing_to_collect(config, names: tuple[str, ...]):
+    """One skipped item saying why there is no case, instead of pytest's bare "got empty
+    parameter set": a foreign project without HARNESS_CASES, or a glob matching none."""
+    from harness.catalog import cases as catalog
+    globs = config.getoption("harness_case")
+    why = (f"no catalog case matches --harness-case {' '.join(globs)}" if globs else
+           "no catalog case of this project")
+    reason = f"{why}: {catalog.USER_CASES}=DIR names your catalog folders (catalog.toml)"
+    if not with_built_in(config):
+        reason += "; --harness-builtin adds the harness's built-in catalog"
+    return pytest.param(*[None] * len(names), marks=pytest.mark.skip(reason=reason),
+                        id="no-cases")
+
+
 def pytest_generate_tests(metafunc):
     """One item per case (x path, x invariant: as far as the test asks for them)."""
     if "catalog_case" not in metafunc.fixturenames:
         return
-    from harness.catalog import cases as catalog
     names = tuple(name for name in PARAMETERS if name in metafunc.fixturenames)
     params, seen = [], set()
-    for case in catalog.select(metafunc.config.getoption("harness_case") or None):
+    for case in collected_cases(metafunc.config):
         for path in _paths(metafunc.config, case):
             marks = [pytest.mark.xdist_group(f"{case.id}-{path}")]
             if case.slow or path == "tune":
@@ -92,7 +137,7 @@ def pytest_generate_tests(metafunc):
                     [invariant] if "invariant" in names else [])
                 params.append(pytest.param(*chosen, marks=marks,
                                            id="-".join(word for word in words if word)))
-    metafunc.parametrize(names, params)
+    metafunc.parametrize(names, params or [_nothing_to_collect(metafunc.config, names)])
 
 
 @pytest.fixture

@@ -36,9 +36,59 @@ def test_bad_inject_spec():
     assert "cannot import" in _one_line_error(code, err)
 
 
-@pytest.mark.parametrize("args", [["check"], ["nonsense"], ["check", "Conv2d", "--layout", "abcd"]])
-def test_usage_errors(args):
-    _one_line_error(*cli_here(*args)[::2])
+# ---- usage errors: exactly one line, naming the option and the command's --help --------
+
+@pytest.mark.parametrize("args, says", [
+    ([], "required: command; see python -m harness --help"),
+    (["nonsense"], "invalid choice: 'nonsense'"),
+    (["check"], "required: CASE_OR_FILE; see python -m harness check --help"),
+    (["check", "Conv2d", "--layout", "abcd"], "argument --layout: invalid choice: 'abcd'"),
+    (["check", "Conv2d", "--path", "x"], "argument --path: invalid choice: 'x'"),
+    (["check", "Conv2d", "--bogus"], "unrecognized arguments: --bogus; see python -m "
+                                     "harness check --help"),
+    (["report", "--jobs", "0"], "argument --jobs: '0': must be 1 or more"),
+    (["reduce", "Conv2d", "--resume", "--fresh"], "--fresh: not allowed with argument --resume"),
+    (["passes", "--point", "nowhere"], "argument --point: invalid choice"),
+    (["bisect", "Conv2d"], "required: --good, --bad; see python -m harness bisect --help"),
+    (["bisect-step", "--source", "/tmp", "--untestable", "maybe"], "argument --untestable"),
+    (["matrix"], "required: pattern"),
+    (["envs", "clean"], "argument action: invalid choice: 'clean'"),
+    (["fuzz", "--examples", "many"], "argument --examples: 'many' is not a number"),
+    (["attrs", "--seed"], "argument --seed: expected one argument"),
+    (["reproducers", "extra"], "unrecognized arguments: extra; see python -m harness "
+                               "reproducers --help"),
+    (["report", "Conv2d", "--", "-k", "x"], "only guard-suite passes arguments on"),
+])
+def test_a_usage_error_is_exactly_one_line(args, says):
+    """The README promises one line on stderr naming the option and the fix: argparse's
+    usage block (2-9 lines) is not printed, `--help` is named instead."""
+    code, out, err = cli_here(*args)
+    assert code == 2 and out == "", (code, out)
+    assert len(err.splitlines()) == 1 and err.startswith("harness: error: "), err
+    assert says in err, err
+
+
+def test_every_command_gives_one_line_usage_errors():
+    """Every subcommand's parser is the one-line kind (a new command added with another
+    parser class would print argparse's usage block again)."""
+    from harness.cli.main import _Parser, build_parser
+    commands = build_parser().commands
+    assert commands and all(isinstance(parser, _Parser) for parser in commands.values())
+    for name in commands:
+        code, _, err = cli_here(name, "--no-such-option")   # or a required one missing
+        assert code == 2 and len(err.splitlines()) == 1, (name, err)
+        assert err.rstrip().endswith(f"; see python -m harness {name} --help"), (name, err)
+
+
+def test_a_usage_error_is_one_line_on_the_real_stderr():
+    """The same through a real interpreter: nothing else (a warning, a usage block) is
+    written to stderr around the line."""
+    from helpers import cli
+    code, out, err = cli("check", "Conv2d", "--path", "x", timeout=120)
+    assert code == 2 and out == ""
+    assert err.splitlines() == ["harness: error: argument --path: invalid choice: 'x' (choose "
+                                "from 'extract', 'tune', 'compile'); see python -m harness "
+                                "check --help"], err
 
 
 def test_list_prints_one_id_a_line():
@@ -162,3 +212,34 @@ def test_targets_in_any_form_extract(target):
 def test_attrs_type_glob_that_matches_nothing():
     code, _, err = cli_here("attrs", "--type", "NoSuch*", "--examples", "1")
     assert "--type" in _one_line_error(code, err)
+
+
+# ---- reduce --out: a folder an earlier reduction used is refused, as report refuses rows ---
+
+@pytest.fixture
+def earlier_reduction(tmp_path):
+    from harness.reduce.driver import STATE
+    (tmp_path / STATE).write_text('{"case": "conv-dropout-nhwc"}')
+    (tmp_path / "repro.py").write_text("# the earlier reduction's reproducer\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", [["reduce", "Conv2d"], ["check", "Conv2d", "--reduce"]])
+def test_reduce_refuses_a_used_out_without_resume_or_fresh(earlier_reduction, command):
+    """Once overwrote an earlier reduction's repro.py silently. Refused before any check
+    (nothing on stdout: no check ran)."""
+    code, out, err = cli_here(*command, "--out", earlier_reduction)
+    assert code == 2 and out == "", out
+    assert len(err.splitlines()) == 1, err
+    assert f"--out {earlier_reduction} holds an earlier reduction" in err
+    assert "--resume continues it, --fresh replaces it" in err
+    assert (earlier_reduction / "repro.py").read_text() == "# the earlier reduction's reproducer\n"
+
+
+def test_fresh_clears_only_the_reductions_own_files(earlier_reduction):
+    from harness.cli import reduce
+    (earlier_reduction / "notes.txt").write_text("mine")
+    assert reduce.reduction_dir(str(earlier_reduction), resume=False, fresh=True)
+    assert reduce.reduction_dir(str(earlier_reduction), resume=True, fresh=False)
+    reduce.clear_earlier_reduction(str(earlier_reduction))
+    assert sorted(path.name for path in earlier_reduction.iterdir()) == ["notes.txt"]

@@ -88,6 +88,35 @@ def test_ctrl_c_stops_at_once_keeping_every_finished_row(tmp_path, args, twice,
     assert _leftovers(marker) == [], "a child or warm server outlived the interrupt"
 
 
+def test_ctrl_c_before_the_first_row_names_no_file_it_did_not_write(tmp_path):
+    """Once said "0 of 18 rows kept in OUT/report-rows.jsonl" of a journal never opened.
+    Ctrl-C as soon as report has planned its rows (its first check is still starting):
+    every file the last lines name exists."""
+    marker = f"{MARK}={os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ, PYTHONPATH=ROOT, **dict([marker.split("=", 1)]))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "report", "node-*", "--all",
+                             "--jobs", "2", "--out", str(out)],
+                            cwd=ROOT, env=env, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    planned = proc.stderr.readline()
+    assert "rows to decide" in planned, planned + proc.communicate(timeout=60)[1]
+    time.sleep(0.3)   # into the batch loop
+    os.killpg(proc.pid, signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130, err[-2000:]
+    last = [line for line in err.splitlines() if "interrupted" in line]
+    assert last, err[-2000:]
+    named = [word.rstrip(",;:") for line in last for word in line.split()
+             if word.startswith(str(out))]
+    assert all(os.path.exists(path) for path in named), (named, last)
+    if not (out / "report-rows.jsonl").exists():
+        assert "nothing written" in last[-1] or last[-1] == "harness: interrupted", last
+    time.sleep(0.5)
+    assert _leftovers(marker) == [], "a child or warm server outlived the interrupt"
+
+
 def _report(folder, *args):
     code, out, err = cli_here("report", *args, "--out", folder)
     rows = json.loads((folder / "report.json").read_text())["rows"] if code in (0, 1) else []

@@ -66,6 +66,15 @@ class Journal:
         if self._sink is not None:
             self._sink.close()
 
+    def kept(self) -> str:
+        """Where an interrupted run's rows are, for its last line: the journal only when it
+        exists. It is opened at the first row, so a run stopped before one was decided
+        (a Ctrl-C in its first seconds) wrote nothing and must not send anyone to a file
+        that is not there."""
+        if os.path.exists(self.path):
+            return f"kept in {self.path} (--resume continues)"
+        return "nothing written"
+
     def __enter__(self) -> "Journal":
         return self
 

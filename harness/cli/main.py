@@ -19,7 +19,7 @@ from harness import signature
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import batch
-from harness.cli.options import output_dir, positive_float, positive_int
+from harness.cli.options import positive_float, positive_int
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
 from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
@@ -34,9 +34,25 @@ from harness.verdict import (
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # usage errors: one line, exit 2
-        self.print_usage(sys.stderr)
-        raise BadInput(message)
+    """Every usage error is one line on stderr naming the option and where the fix is
+    (`... ; see python -m harness check --help`), exit 2 like any other bad input: a
+    script or CI log reading the last line of stderr gets the reason, not a usage block."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}   # the subcommands' parsers
+
+    def error(self, message):
+        raise BadInput(f"{message}; see {self.prog} --help")
+
+    def parse_args(self, args=None, namespace=None):
+        """argparse reports a subcommand's unknown arguments from the top parser (its
+        usage, not the subcommand's): named here from the subcommand that got them."""
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            parser = self.commands.get(getattr(parsed, "command", None), self)
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        return parsed
 
 
 def format_result(result: Result) -> str:
@@ -101,8 +117,10 @@ def cmd_check(args) -> int:
     if options.layout not in LAYOUTS:
         raise BadInput(f"--layout must be one of {', '.join(LAYOUTS)}")
     out_dir = None
-    if args.reduce:
-        out_dir = output_dir(args.out or os.path.join("reductions", os.path.basename(case.id)))
+    if args.reduce:   # a used or unwritable --out is refused before the check
+        from harness.cli.reduce import reduction_dir
+        out_dir = reduction_dir(args.out or os.path.join("reductions", os.path.basename(case.id)),
+                                args.resume, args.fresh)
     on_event = None if args.quiet else progress_printer(case.id)
     result = run_isolated(args.case, options, timeout=args.timeout, on_event=on_event)
     judgement = known_issues.judge(result)
@@ -123,7 +141,8 @@ def cmd_check(args) -> int:
     if args.reduce and result.exit_code == 1:
         from harness.cli import reduce
         reduce.reduce_case(args.case, options, out_dir, args.budget, args.timeout,
-                           args.resume, reproduce_command(args.case, options, args.timeout))
+                           args.resume, reproduce_command(args.case, options, args.timeout),
+                           fresh=args.fresh)
     return result.exit_code if args.ignore_known else judgement.exit_code
 
 
@@ -186,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _extra_commands():
         register(sub)
+    parser.commands = dict(sub.choices)
     for command in sub.choices.values():
         command.add_argument("--cases", dest="user_cases", action="append", metavar="DIR",
                              default=[],
@@ -234,6 +254,12 @@ def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[:at], argv[at + 1:]
 
 
+def one_line(text: str) -> str:
+    """A bad-input message as the one line the README promises (a reason quoted from TVM
+    or pytest may span lines): a log's last line then holds all of it."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
 def main(argv=None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, batch.terminate_like_ctrl_c)
@@ -248,7 +274,7 @@ def main(argv=None) -> int:
         _add_user_cases(args.user_cases)
         return args.func(args)
     except BadInput as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
+        print(f"harness: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as interrupt:
         code = batch.exit_code_of(interrupt)

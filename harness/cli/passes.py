@@ -238,7 +238,7 @@ def _sweep(args) -> int:
         if journal:
             journal.close()
     if interrupted:
-        kept = f"; kept in {journal.path} (--resume continues)" if journal else ""
+        kept = f"; {journal.kept()}" if journal else ""
         print(f"passes: interrupted after {checked} of {len(todo)} checks{kept}",
               file=sys.stderr)
     seconds = time.monotonic() - started

@@ -20,12 +20,12 @@ from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_float
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
-from harness.reduce.driver import BEST, Reducer
+from harness.reduce.driver import BEST, RELAX_BEST, STATE, HarnessStopped, Reducer
 from harness.reduce.relax_steps import RelaxModule
 from harness.runner import reproducer
 from harness.signature import Pattern, Signature
 from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES, Options
-from harness.verdict import EXIT_PASS, EXIT_VIOLATED, BadInput, Result
+from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Result
 
 
 def choose(result: Result, match: Pattern | None = None) -> Signature | None:
@@ -40,11 +40,36 @@ def choose(result: Result, match: Pattern | None = None) -> Signature | None:
     return Signature.of(failing[0]) if failing else None
 
 
+# What a reduction writes into its --out folder (its state first, so the state marks a
+# folder an earlier reduction used); --fresh removes these and nothing else.
+REDUCTION_FILES = (STATE, BEST, RELAX_BEST + ".py", RELAX_BEST + ".json", "repro.py",
+                   "reproducer.json", "model.onnx")
+
+
+def reduction_dir(path: str, resume: bool, fresh: bool) -> str:
+    """--out as a folder this reduction may write into. One an earlier reduction used is
+    refused unless --resume (continue it) or --fresh (replace it), as `report` refuses a
+    folder with rows: its repro.py is never overwritten silently. Checked before any work."""
+    output_dir(path)
+    if os.path.exists(os.path.join(path, STATE)) and not (resume or fresh):
+        raise BadInput(f"--out {path} holds an earlier reduction ({STATE}): --resume "
+                       "continues it, --fresh replaces it, or give another --out")
+    return path
+
+
+def clear_earlier_reduction(path: str) -> None:
+    """--fresh: the earlier reduction's files go before the new one writes its own, so no
+    repro.py or best input of the old one is left to be taken for the new one's."""
+    for name in REDUCTION_FILES:
+        if os.path.exists(os.path.join(path, name)):
+            os.remove(os.path.join(path, name))
+
+
 def reduce_case(case_name: str, options: Options, out_dir: str, budget: float,
                 timeout: float, resume: bool, command: str,
-                match: Pattern | None = None) -> int:
+                match: Pattern | None = None, fresh: bool = False) -> int:
     case = catalog.resolve(case_name)
-    output_dir(out_dir)
+    reduction_dir(out_dir, resume, fresh)
     if options.inject_pass:   # it is embedded in repro.py: refuse one that cannot be, first
         reproducer.hook_file(options.inject_pass.rsplit(":", 1)[0])
     reducer = Reducer(case.id, options, out_dir, budget, timeout)
@@ -66,9 +91,17 @@ def reduce_case(case_name: str, options: Options, out_dir: str, budget: float,
         # An ONNX model is reduced as a graph first; a PyTorch model or a Relax module
         # file (no ONNX graph) at the Relax level only, from the module its door imports.
         model = case.model() if case.onnx_graph else None
+        if fresh:
+            clear_earlier_reduction(out_dir)
         reducer.start(model, target, door="onnx" if model is not None else "relax")
         reducer.save(model)
-    best = reducer.run(model)
+    try:
+        best = reducer.run(model)
+    except HarnessStopped as exc:   # our bug, not the input's: stop, keep the best so far
+        reducer.save(None)   # the state (candidates, time); the best is on disk already
+        print(f"reduce: stopped: {exc}; the best input so far is kept in {out_dir} "
+              "(--resume continues once the harness is fixed)", file=sys.stderr)
+        return EXIT_INTERNAL
     return _write(reducer, best, options, out_dir, command)
 
 
@@ -137,7 +170,7 @@ def cmd_reduce(args) -> int:
                             if args.timeout != DEFAULT_TIMEOUT else [])
                          + (["--match", args.match] if args.match else []))
     return reduce_case(args.case, options, out_dir, args.budget, args.timeout, args.resume,
-                       command, match)
+                       command, match, fresh=args.fresh)
 
 
 def add_reduce_options(parser) -> None:
@@ -146,8 +179,12 @@ def add_reduce_options(parser) -> None:
                              "(default reductions/CASE)")
     parser.add_argument("--budget", type=positive_float, default=600.0, metavar="S",
                         help="seconds to spend reducing (default 600); the best so far is kept")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue an interrupted reduction of the same case from OUT")
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue an interrupted reduction of the same case from OUT")
+    again.add_argument("--fresh", action="store_true",
+                       help="replace the reduction an earlier run left in OUT (a used OUT "
+                            "is refused without --resume or --fresh)")
 
 
 def register(sub) -> None:

@@ -169,8 +169,8 @@ def cmd_report(args) -> int:
         shards.write_durations(args.store_durations,
                                {_duration_key(row_key(row)): row["wall_seconds"] for row in rows})
     if interrupted:
-        print(f"report: interrupted; {len(rows)} of {len(work)} rows kept in {journal.path} "
-              "(--resume continues)", file=sys.stderr)
+        print(f"report: interrupted; {len(rows)} of {len(work)} rows decided, "
+              f"{journal.kept()}", file=sys.stderr)
         return interrupted
     print(f"report: {len(rows)} rows in {time.monotonic() - started:.0f} s -> "
           f"{os.path.join(args.out, 'report.md')}", file=sys.stderr)
