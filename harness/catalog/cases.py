@@ -362,6 +362,9 @@ def file_case(name: str, validate: bool = True) -> Case:
     if os.path.isdir(path):
         raise BadInput(f"{ref} is a directory; pass a model file or a case id")
     door = doors.for_file(path) if kind == "file" else doors.named(SOURCE_DOORS.get(kind, kind))
+    if not path.endswith(door.suffixes):
+        raise BadInput(f"{ref}: the {door.name} door reads {' and '.join(door.suffixes)} files; "
+                       f"without the `{kind}:` prefix a file finds its own door")
     if validate:
         door.validate(path)
     own = kind == "file" or door.name == _own_door(path)

@@ -84,11 +84,11 @@ class KnownIssue:
 
     @property
     def reproducer_path(self) -> str:
-        """The reproducer, as a user would type it from the checkout (absolute for a
-        user catalog's)."""
+        """The reproducer, as a user would type it: relative in the checkout, absolute
+        elsewhere (a user catalog's, or the built-in one seen from a foreign project)."""
         if not self.reproducer:
             return ""
-        if self.base == CASES_DIR:
+        if self.base == CASES_DIR and os.getcwd() == os.path.dirname(CASES_DIR):
             return os.path.join("cases", self.reproducer)
         return os.path.join(self.base, self.reproducer)
 
