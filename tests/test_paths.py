@@ -10,6 +10,7 @@ import sys
 import pytest
 from helpers import ROOT, SMALL_CASE, seeded
 
+from harness.catalog import known_issues
 from harness.process.isolate import run_isolated
 from harness.tvmapi.pipelines import Options
 
@@ -49,7 +50,10 @@ def test_tune_path_without_its_extra_cannot_test(tmp_path):
 @pytest.mark.parametrize("prepack", [False, True])
 def test_tune_path_passes_on_yolov3_tiny(prepack):
     result = run_isolated("yolov3-tiny", Options(path="tune", prepack=prepack), timeout=3600)
-    assert result.verdict == "pass", [v.one_line() for v in result.violations]
+    # green but for news: the registered AnnotateEntryFunc mutation shows on every path
+    judgement = known_issues.judge(result)
+    assert judgement.status in ("pass", "known"), \
+        [v.one_line() for v in judgement.unknown] + judgement.lines()
     names = {p.name for p in result.passes}
     assert "MetaScheduleTuneIRModule" in names or "MetaScheduleTuneIRMod" in names, names
     if prepack:

@@ -5,14 +5,16 @@ harness.versions.bisect.
 """
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import time
 
 from harness.catalog import cases as catalog
-from harness.cli.options import add_decision_options, positive_float
+from harness.cli import commit_bisect
+from harness.cli.options import add_decision_options, positive_float, positive_int
 from harness.signature import Pattern
-from harness.tvmapi.pipelines import LAYOUTS
+from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES
 from harness.verdict import BadInput
 from harness.versions import bisect, envs
 
@@ -29,11 +31,13 @@ def _validate(args) -> tuple[dict, Pattern | None]:
 
 
 def cmd_bisect(args) -> int:
+    if args.source:   # over the commits of a checkout, not releases
+        return commit_bisect.cmd_commit_bisect(args)
     log = (lambda text: None) if args.quiet else \
         (lambda text: print(text, file=sys.stderr, flush=True))
     pins, pattern = _validate(args)
     candidates = bisect.between(bisect.list_versions(args.package, args.pre), args.good, args.bad)
-    options = ["--layout", args.layout] if args.layout else []
+    options = (["--layout", args.layout] if args.layout else []) + ["--path", args.path]
     command = shlex.split(args.step_command) if args.step_command else \
         bisect.default_step_command(catalog.resolve(args.case).id,   # a file: absolute
                                     options + ["--timeout", f"{args.timeout:g}"])
@@ -78,12 +82,34 @@ def cmd_bisect(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("bisect", help="binary-search the releases of a package for the first "
+    p = sub.add_parser("bisect", help="binary-search the releases of a package (or, with "
+                                      "--source, the commits of a TVM checkout) for the first "
                                       "bad one")
-    p.add_argument("case", help="catalog case or ONNX path to check at each step")
+    p.add_argument("case", help="catalog case or model file to check at each step")
     p.add_argument("--package", default="apache-tvm")
-    p.add_argument("--good", required=True, help="a release where the check passes")
-    p.add_argument("--bad", required=True, help="a later release where it does not")
+    p.add_argument("--good", required=True, help="a release (with --source: a commit, tag or "
+                                                 "branch) where the check passes (--fixed: the "
+                                                 "old end, where it fails)")
+    p.add_argument("--bad", required=True, help="a later one where it does not (--fixed: the "
+                                                "new end, where it passes)")
+    p.add_argument("--path", choices=list(PATH_NAMES), default="extract")
+    commits = p.add_argument_group("over the commits of a TVM checkout")
+    commits.add_argument("--source", metavar="TVM_CHECKOUT", default=None,
+                         help="bisect this checkout's commits (built here) instead of releases")
+    commits.add_argument("--fixed", action="store_true",
+                         help="find the commit that fixed the failure (git's old/new terms)")
+    commits.add_argument("--build-dir", metavar="DIR", default=None,
+                         help="kept across steps and runs (default TVM_CHECKOUT/build)")
+    commits.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 2)
+    commits.add_argument("--no-ccache", action="store_true")
+    commits.add_argument("--suspect", action="append", metavar="WORD",
+                         help="commits whose diff mentions WORD are tried first (repeatable; "
+                              "the failure's pass and identifiers are added)")
+    commits.add_argument("--no-suspects", action="store_true",
+                         help="the plain binary search only")
+    commits.add_argument("--resume", action="store_true",
+                         help="continue the journal of an earlier run of this bisect")
+    commits.add_argument("--fresh", action="store_true", help="start this bisect over")
     p.add_argument("--with", dest="with_", action="append", metavar="PKG==VER",
                    help="pin another package in every step (repeatable)")
     p.add_argument("--pre", action="store_true", help="include pre-releases")

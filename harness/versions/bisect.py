@@ -80,6 +80,7 @@ class Step:
     built_env: bool
     summary: str = ""
     signatures: list[str] = dataclasses.field(default_factory=list)
+    build: dict = dataclasses.field(default_factory=dict)   # a commit's build (commit_bisect)
 
 
 @dataclasses.dataclass

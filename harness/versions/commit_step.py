@@ -37,6 +37,7 @@ import subprocess
 import sys
 import time
 
+from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.paths import REPO_ROOT
 from harness.signature import Pattern, text_of
@@ -169,6 +170,9 @@ def update_submodules(source: str, paths: tuple[str, ...], nested: tuple[str, ..
     proc = subprocess.run(["git", "-C", source, "submodule", "update", "--init", "--recursive",
                            "--", *paths], capture_output=True, text=True)
     required = list(paths) + [os.path.join(paths[0], n) for n in nested] if paths else []
+    for path in required:
+        if not _populated(os.path.join(source, path)):
+            _newest_instead(source, path)
     missing = [p for p in required if not _populated(os.path.join(source, p))]
     if missing:
         reason = (proc.stderr.strip().splitlines() or ["not checked out"])[-1]
@@ -180,6 +184,45 @@ def update_submodules(source: str, paths: tuple[str, ...], nested: tuple[str, ..
         reason = (proc.stderr.strip().splitlines() or ["?"])[-1]
         log(f"warning: a submodule is not at its pinned commit ({reason}); building the "
             "checked-out one")
+
+
+def _newest_instead(source: str, path: str) -> None:
+    """A submodule whose pinned commit its remote (a mirror that lags upstream) lacks: the
+    newest commit the remote has, said loudly; and for dlpack, whose header tvm-ffi reads
+    new declarations from, the installed tvm_ffi package's copy when it is newer."""
+    folder = os.path.join(source, path)
+    if not os.path.exists(os.path.join(folder, ".git")):
+        return
+    fetched = subprocess.run(["git", "-C", folder, "fetch", "--quiet", "origin"],
+                             capture_output=True, text=True).returncode == 0
+    if not fetched or subprocess.run(["git", "-C", folder, "checkout", "--quiet", "--detach",
+                                      "origin/HEAD"], capture_output=True).returncode != 0:
+        return
+    log(f"warning: {path}'s pinned commit is not in its remote (a mirror that lags?): "
+        f"building its newest, {_git(folder, 'log', '-1', '--format=%h %s')}")
+    if path.endswith("dlpack"):
+        _newer_dlpack_header(os.path.join(folder, "include", "dlpack", "dlpack.h"))
+
+
+def _dlpack_version(path: str) -> tuple[int, int]:
+    with open(path) as handle:
+        text = handle.read()
+    found = [re.search(rf"#define DLPACK_{part}_VERSION (\d+)", text) for part in ("MAJOR",
+                                                                                  "MINOR")]
+    return tuple(int(match.group(1)) if match else 0 for match in found)
+
+
+def _newer_dlpack_header(header: str) -> None:
+    import importlib.util
+    spec = importlib.util.find_spec("tvm_ffi")   # the installed package, not imported
+    if spec is None or not spec.submodule_search_locations or not os.path.exists(header):
+        return
+    installed = os.path.join(list(spec.submodule_search_locations)[0], "include", "dlpack",
+                             "dlpack.h")
+    if os.path.exists(installed) and _dlpack_version(installed) > _dlpack_version(header):
+        shutil.copyfile(installed, header)
+        log(f"warning: dlpack.h {_dlpack_version(header)} is taken from the installed tvm_ffi "
+            "package (its remote lacks the pinned, newer one)")
 
 
 def configure(source: str, build_dir: str, cmake: str, ninja: str, llvm_config: str,
@@ -203,8 +246,9 @@ def configure(source: str, build_dir: str, cmake: str, ninja: str, llvm_config: 
     return True
 
 
-def build(build_dir: str, ninja: str, jobs: int) -> bool:
-    """ninja, its progress on stderr; False when this commit does not compile (git skips it)."""
+def build(build_dir: str, ninja: str, jobs: int) -> tuple[bool, int]:
+    """ninja, its progress on stderr: (False when this commit does not compile (git skips
+    it), the steps ninja ran: what was recompiled and linked)."""
     proc = subprocess.Popen([ninja, "-C", build_dir, f"-j{jobs}"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1)
     tail = collections.deque(maxlen=40)
@@ -223,9 +267,9 @@ def build(build_dir: str, ninja: str, jobs: int) -> bool:
     if proc.wait() != 0:
         log(f"build failed: {failed[0] if failed else list(tail)[-1:]}")
         print("\n".join(list(tail)[-20:]), file=sys.stderr)
-        return False
+        return False, done
     log(f"ninja: {f'{total} steps run' if total else 'nothing to do'}")
-    return True
+    return True, total
 
 
 def ffi_environment(ffi_source: str, extra: tuple[str, ...] = ()) -> str:
@@ -339,7 +383,7 @@ def step_tvm(args, source: str, phases: Phases) -> int:
         tools = phases.run("tools", lambda: (find_cmake(), find_ninja(), find_llvm_config()))
         ccache = shutil.which("ccache") is not None and not args.no_ccache
         phases.run("configure", configure, source, build_dir, *tools, ccache)
-        if not phases.run("build", build, build_dir, tools[1], args.jobs):
+        if not phases.run("build", build, build_dir, tools[1], args.jobs)[0]:
             log("this commit does not compile: skip it (125)")
             return EXIT_CANNOT_TEST
     # Whoever built it, the check runs against this checkout's python/ and BUILD/lib, with
@@ -348,13 +392,22 @@ def step_tvm(args, source: str, phases: Phases) -> int:
     if os.path.isdir(os.path.join(source, FFI_DIR)):
         try:
             python = envs.python_of(phases.run("tvm-ffi package", ffi_environment,
-                                               os.path.join(source, FFI_DIR)))
+                                               os.path.join(source, FFI_DIR),
+                                               _case_packages(args)))
         except BadInput as exc:   # pip could not build it: this commit's, like a compile error
             log(f"this commit's tvm-ffi package does not build ({exc}): skip it (125)")
             return EXIT_CANNOT_TEST
     if args.build_only:
         return 0
     return run_check(args, python, checkout_env(source, build_dir, commit), source, phases)
+
+
+def _case_packages(args) -> tuple[str, ...]:
+    """What the check's case needs beside TVM (the torch extra for the PyTorch door)."""
+    if args.check_command or not args.case:
+        return ()
+    case = catalog.resolve(args.case)
+    return envs.packages_for([case]) if case.needs_torch else ()
 
 
 def step_ffi(args, source: str, phases: Phases) -> int:

@@ -1,0 +1,188 @@
+"""`python -m harness bisect CASE --source TVM_CHECKOUT --good REF --bad REF`: which
+apache/tvm commit introduced a failure (or with `--fixed`, which one fixed it).
+
+The options, the run and what it prints; the search, the builds and the journal live
+in harness.versions.commit_bisect (and the build steps in versions.commit_step).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from harness.catalog import cases as catalog
+from harness.signature import Pattern
+from harness.verdict import EXIT_INTERRUPTED, EXIT_USAGE, BadInput
+from harness.versions import bisect, commit_step, envs
+from harness.versions import commit_bisect as search
+
+RELEASE_ONLY = ("package", "with_", "pre", "step_command", "bare_env")
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _validate(args) -> tuple[str, str, str]:
+    """(checkout, old commit, new commit); everything else the user typed, checked."""
+    given = [name for name in RELEASE_ONLY if getattr(args, name, None)
+             and not (name == "package" and args.package == "apache-tvm")]
+    if given:
+        raise BadInput(f"--{given[0].rstrip('_').replace('_', '-')} is for bisecting releases; "
+                       "with --source the bisect is over the checkout's commits")
+    if args.any:
+        raise BadInput("--any has no meaning over commits (registered bugs show on every "
+                       "one); name the failure with --match, or let the ends decide it")
+    source = os.path.abspath(args.source)
+    if not os.path.exists(os.path.join(source, ".git")):
+        raise BadInput(f"--source {args.source} is not a git checkout of apache/tvm")
+    if args.match:
+        Pattern.parse(args.match)
+    if args.resume and args.fresh:
+        raise BadInput("--resume and --fresh contradict each other: pick one")
+    return source, search.resolve(source, args.good), search.resolve(source, args.bad)
+
+
+def cmd_commit_bisect(args) -> int:
+    source, old, new = _validate(args)
+    case = catalog.resolve(args.case)
+    check_args = (["--layout", args.layout] if args.layout else []) + ["--path", args.path]
+    journal_file = search.journal_path(source, case.id, old, new, check_args, args.fixed,
+                                       args.match)
+    if os.path.exists(journal_file) and not args.resume:
+        if not args.fresh:
+            raise BadInput(f"an earlier bisect of the same range and check is in "
+                           f"{journal_file}: --resume continues it, --fresh starts over")
+        os.remove(journal_file)
+    journal = bisect.State(journal_file)
+    build_dir = os.path.abspath(args.build_dir or os.path.join(source, "build"))
+    probe = search.CommitProbe(
+        source, build_dir, case.id, check_args, args.jobs, not args.no_ccache,
+        envs.packages_for([case]) if case.needs_torch else (), args.timeout, _log)
+    run = _Run(source, journal, probe)
+    try:
+        return run.bisect(case.id, old, new, args)
+    except KeyboardInterrupt:
+        _log(f"bisect: interrupted; {len(journal.steps)} decided steps kept in {journal_file} "
+             "(--resume continues; the build folder keeps what was compiled)")
+        return EXIT_INTERRUPTED
+    except (bisect.StepBroken, commit_step.EnvironmentProblem) as exc:
+        step = exc.args[0]
+        what = f"the step at {step.version[:10]} is broken (exit {step.code}): {step.summary}" \
+            if isinstance(step, bisect.Step) else str(step)
+        print(f"bisect: stopped: {what}; decided steps are kept (--resume)")
+        return EXIT_USAGE
+
+
+class _Run:
+    """One bisect's steps: observing a commit (journal first), progress, the summary."""
+
+    def __init__(self, source: str, journal: bisect.State, probe):
+        self.source, self.journal, self.probe = source, journal, probe
+        self.started = time.monotonic()
+        self.estimate_left = 0
+
+    def observe(self, commit: str) -> bisect.Step:
+        if commit in self.journal.steps:
+            return self.journal.steps[commit]
+        measured = [step.seconds for step in self.journal.steps.values()]
+        left = search.estimate(self.estimate_left, measured)
+        _log(f"bisect: [{len(self.journal.steps) + 1}] {commit[:10]} "
+             f"{search.title(self.source, commit)[:70]} ({left})")
+        step = self.probe(commit)
+        stats = search.BuildStats(**step.build) if step.build else search.BuildStats()
+        _log(f"bisect:     exit {step.code}: {step.summary[:160]} ({stats.text()}, "
+             f"{step.seconds:.0f} s in all)")
+        if bisect.Judge()(step) == bisect.BROKEN:
+            raise bisect.StepBroken(step)
+        self.journal.record(step)
+        return step
+
+    def bisect(self, case: str, old: str, new: str, args) -> int:
+        base, commits = search.range_of(self.source, old, new)
+        if base != old:
+            _log(f"bisect: {old[:10]} is not on {new[:10]}'s history (a release branch): "
+                 f"starting from their merge base {base[:10]}, as git bisect does")
+        _log(f"bisect: {case}: {len(commits)} commits after {base[:10]} up to {new[:10]}")
+        self.estimate_left = 2 + search.steps_left(0, len(commits))
+        old_end, new_end = self.observe(base), self.observe(new)
+        pattern = Pattern.parse(args.match) if args.match else \
+            search.the_failure(old_end, new_end, args.fixed)
+        terms = search.Terms(bisect.Judge(pattern), args.fixed)
+        candidates = [base] + commits
+        if pattern is None or terms.state(old_end) != "old" or terms.state(new_end) != "new":
+            print(f"bisect: the ends are not as claimed ({terms.describe()}"
+                  + ("; the failing end shows no failure the other does not" if not pattern
+                     else "") + ")")
+            print("\n".join(self._table(candidates, terms)))
+            return EXIT_USAGE
+        _log(f"bisect: {terms.describe()}")
+        culprit = None if args.no_suspects else self._suspects(base, commits, terms, pattern,
+                                                                args.suspect or [])
+        skipped = []
+        if culprit is None:
+            self.estimate_left = search.steps_left(0, len(commits))
+            culprit, skipped = bisect.search(candidates, lambda commit: terms.as_search(
+                self.observe(commit)), lambda text: None)
+        return self._report(culprit, skipped, candidates, terms)
+
+    def _suspects(self, base, commits, terms, pattern, extra) -> str | None:
+        """A suspect whose parent is old and which is itself new, or None."""
+        words = search.keywords(pattern, extra)
+        found = search.suspects(self.source, base, commits, words)[:search.MAX_SUSPECTS]
+        if not found:
+            _log(f"bisect: no commit in range mentions {', '.join(words) or 'a word of it'}: "
+                 "binary search")
+            return None
+        _log(f"bisect: suspects first (their diffs mention {', '.join(words)}): "
+             + ", ".join(f"{commit[:10]}" for commit in found))
+        for commit in found:
+            parent = commits[commits.index(commit) - 1] if commits.index(commit) else base
+            self.estimate_left = 2
+            if terms.state(self.observe(parent)) != "old":
+                continue
+            if terms.state(self.observe(commit)) == "new":
+                return commit
+        _log("bisect: no suspect flips: binary search")
+        return None
+
+    def _report(self, culprit, skipped, candidates, terms) -> int:
+        index = candidates.index(culprit)
+        parent = candidates[index - 1]
+        parent_step = self.journal.steps.get(parent)
+        print(f"{'fixed' if terms.fixed else 'first bad'}: {culprit[:10]} "
+              f"{search.title(self.source, culprit)}")
+        if parent_step is not None:
+            print(f"  proven by its parent {parent[:10]} "
+                  f"({terms.state(parent_step)}: {parent_step.summary[:120]})")
+        if skipped:
+            print(f"  could not test (skipped): {', '.join(c[:10] for c in skipped)}; the "
+                  "commit is among them or the one above")
+        print("\n".join(self._table(candidates, terms)))
+        print(self._costs(len(candidates) - 1))
+        return 0
+
+    def _table(self, candidates, terms) -> list[str]:
+        lines = []
+        for commit in candidates:
+            step = self.journal.steps.get(commit)
+            if step is None:
+                continue
+            stats = search.BuildStats(**step.build) if step.build else search.BuildStats()
+            state = terms.state(step) if bisect.Judge()(step) != bisect.BROKEN else "broken"
+            lines.append(f"  {commit[:10]} {state:<4} {stats.text():<58} "
+                         f"{search.title(self.source, commit)[:50]}")
+        return lines
+
+    def _costs(self, commits: int) -> str:
+        steps = list(self.journal.steps.values())
+        builds = [search.BuildStats(**step.build) for step in steps if step.build]
+        built = [stats for stats in builds if not stats.reused]
+        minutes = sum(stats.seconds for stats in built) / 60
+        plain = 2 + search.steps_left(0, commits)
+        per_build = minutes / len(built) if built else 0
+        return (f"bisect: {len(steps)} steps, {len(built)} builds ({minutes:.0f} build min), "
+                f"{(time.monotonic() - self.started) / 60:.0f} min this run; a plain "
+                f"`git bisect run` over these {commits} commits: about {plain} steps, each a "
+                f"build (~{plain * per_build:.0f} build min at this run's {per_build:.0f} min "
+                "a build)")
