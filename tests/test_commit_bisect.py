@@ -161,3 +161,27 @@ def test_the_command_line_refuses_release_options_and_a_non_checkout(tmp_path):
                               "--good", "a", "--bad", "b", "--with", "x==1")
     assert code == 2 and "--with is for bisecting releases" in err, err
     assert os.listdir(tmp_path) == []
+
+
+def test_with_match_the_ends_are_taken_as_given_and_the_answer_proven_by_its_parent(
+        history, tmp_path, capsys):
+    """As git bisect trusts good and bad: with the failure named, the two checks of a
+    flipping suspect are all it costs (two builds where they differ, none for the ends)."""
+    repo, commits = history
+    probe = ToyProbe(commits)
+    run, code = _run(repo, tmp_path, probe, commits[0], commits[-1], match="error:import:*",
+                     suspect=["grid_sample"])
+    assert code == 0 and f"first bad: {commits[12][:10]}" in capsys.readouterr().out
+    assert probe.seen == [commits[11], commits[12]]
+    # the binary search's answer is checked against its parent too, even at an end
+    late = ToyProbe(commits, first_bad=19)
+    journal = bisect.State(str(tmp_path / "late.json"))
+    code = cli._Run(str(repo), journal, late).bisect(
+        "gs.py", commits[0], commits[-1], _args(match="error:import:*", no_suspects=True))
+    assert code == 0 and commits[18] in late.seen and commits[19] in late.seen
+    # ends that were wrong show: the answer does not stand on its parent
+    wrong = ToyProbe(commits, first_bad=0)
+    journal = bisect.State(str(tmp_path / "wrong.json"))
+    code = cli._Run(str(repo), journal, wrong).bisect(
+        "gs.py", commits[0], commits[-1], _args(match="error:import:*", no_suspects=True))
+    assert code == 2 and "not proven" in capsys.readouterr().out

@@ -104,19 +104,25 @@ class _Run:
             _log(f"bisect: {old[:10]} is not on {new[:10]}'s history (a release branch): "
                  f"starting from their merge base {base[:10]}, as git bisect does")
         _log(f"bisect: {case}: {len(commits)} commits after {base[:10]} up to {new[:10]}")
-        self.estimate_left = 2 + search.steps_left(0, len(commits))
-        old_end, new_end = self.observe(base), self.observe(new)
-        pattern = Pattern.parse(args.match) if args.match else \
-            search.the_failure(old_end, new_end, args.fixed)
-        terms = search.Terms(bisect.Judge(pattern), args.fixed)
         candidates = [base] + commits
-        if pattern is None or terms.state(old_end) != "old" or terms.state(new_end) != "new":
-            print(f"bisect: the ends are not as claimed ({terms.describe()}"
-                  + ("; the failing end shows no failure the other does not" if not pattern
-                     else "") + ")")
-            print("\n".join(self._table(candidates, terms)))
-            return EXIT_USAGE
+        if args.match:   # the failure is named: the ends are taken as given, as git does
+            terms = search.Terms(bisect.Judge(Pattern.parse(args.match)), args.fixed)
+            _log("bisect: the ends are taken as given (--match names the failure); the "
+                 "answer is proven by its parent")
+        else:            # the ends are checked, and say which failure to follow
+            self.estimate_left = 2 + search.steps_left(0, len(commits))
+            old_end, new_end = self.observe(base), self.observe(new)
+            pattern = search.the_failure(old_end, new_end, args.fixed)
+            terms = search.Terms(bisect.Judge(pattern), args.fixed)
+            if pattern is None or terms.state(old_end) != "old" \
+                    or terms.state(new_end) != "new":
+                print(f"bisect: the ends are not as claimed ({terms.describe()}"
+                      + ("; the failing end shows no failure the other does not"
+                         if not pattern else "") + ")")
+                print("\n".join(self._table(candidates, terms)))
+                return EXIT_USAGE
         _log(f"bisect: {terms.describe()}")
+        pattern = terms.judge.pattern
         culprit = None if args.no_suspects else self._suspects(base, commits, terms, pattern,
                                                                 args.suspect or [])
         skipped = []
@@ -149,12 +155,21 @@ class _Run:
     def _report(self, culprit, skipped, candidates, terms) -> int:
         index = candidates.index(culprit)
         parent = candidates[index - 1]
-        parent_step = self.journal.steps.get(parent)
+        # The answer stands only on its own check and its parent's (an end taken as given
+        # is checked now).
+        parent_state = terms.state(self.observe(parent)) if not skipped else "skip"
+        culprit_state = terms.state(self.observe(culprit))
+        if culprit_state != "new" or parent_state not in ("old", "skip"):
+            print(f"bisect: not proven: {culprit[:10]} is {culprit_state} and its parent "
+                  f"{parent[:10]} {parent_state} ({terms.describe()}); were the ends right?")
+            print("\n".join(self._table(candidates, terms)))
+            return EXIT_USAGE
+        parent_step = self.journal.steps[parent] if not skipped else None
         print(f"{'fixed' if terms.fixed else 'first bad'}: {culprit[:10]} "
               f"{search.title(self.source, culprit)}")
         if parent_step is not None:
             print(f"  proven by its parent {parent[:10]} "
-                  f"({terms.state(parent_step)}: {parent_step.summary[:120]})")
+                  f"({parent_state}: {parent_step.summary[:120]})")
         if skipped:
             print(f"  could not test (skipped): {', '.join(c[:10] for c in skipped)}; the "
                   "commit is among them or the one above")

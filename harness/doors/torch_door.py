@@ -29,32 +29,45 @@ MODEL, INPUTS = "model", "example_inputs"   # the names a user's model file defi
 
 
 @dataclasses.dataclass(eq=False)
-class TorchFile:
-    """A user's Python file defining `model` and `example_inputs`."""
+class _UserProgram:
+    """A user's PyTorch model file: its exported program, made once, on first use."""
     path: str
     _program: object = dataclasses.field(default=None, repr=False)
 
     def export(self) -> None:
-        """Run the file and export now, so that torch's refusal is the check's verdict."""
+        """Export now, so that torch's refusal is the check's verdict."""
         self.program()
 
     def program(self):
         if self._program is None:
             require("torch")
-            import torch
-            torch.manual_seed(0)
-            namespace = python_file.run(self.path)
-            model, inputs = namespace.get(MODEL), namespace.get(INPUTS)
-            if not isinstance(model, torch.nn.Module):
-                raise BadInput(f"{self.path}: `{MODEL}` must be a torch.nn.Module (it is a "
-                               f"{type(model).__name__})")
-            if isinstance(inputs, torch.Tensor):
-                inputs = (inputs,)
-            if not isinstance(inputs, (tuple, list)):
-                raise BadInput(f"{self.path}: `{INPUTS}` must be a tuple of tensors (it is "
-                               f"a {type(inputs).__name__})")
-            self._program = _exported(model.eval(), tuple(inputs), self.path)
+            self._program = self._make()
         return self._program
+
+    def onnx_twin(self):
+        return _onnx_twin(self.program(), self.path)
+
+    def _make(self):
+        raise NotImplementedError
+
+
+class TorchFile(_UserProgram):
+    """A user's Python file defining `model` and `example_inputs`."""
+
+    def _make(self):
+        import torch
+        torch.manual_seed(0)
+        namespace = python_file.run(self.path)
+        model, inputs = namespace.get(MODEL), namespace.get(INPUTS)
+        if not isinstance(model, torch.nn.Module):
+            raise BadInput(f"{self.path}: `{MODEL}` must be a torch.nn.Module (it is a "
+                           f"{type(model).__name__})")
+        if isinstance(inputs, torch.Tensor):
+            inputs = (inputs,)
+        if not isinstance(inputs, (tuple, list)):
+            raise BadInput(f"{self.path}: `{INPUTS}` must be a tuple of tensors (it is "
+                           f"a {type(inputs).__name__})")
+        return _exported(model.eval(), tuple(inputs), self.path)
 
     def recipe(self) -> str:
         """The file itself, embedded and run as the harness ran it, then exported."""
@@ -69,36 +82,21 @@ class TorchFile:
             "with torch.no_grad():",
             f"    program = torch.export.export(_namespace[{MODEL!r}].eval(), _inputs)"])
 
-    def onnx_twin(self):
-        return _onnx_twin(self.program(), self.path)
 
-
-@dataclasses.dataclass(eq=False)
-class SavedProgram:
+class SavedProgram(_UserProgram):
     """A user's saved ExportedProgram (`torch.export.save(program, "model.pt2")`)."""
-    path: str
-    _program: object = dataclasses.field(default=None, repr=False)
 
-    def export(self) -> None:
-        self.program()
-
-    def program(self):
-        if self._program is None:
-            require("torch")
-            import torch
-            try:
-                self._program = torch.export.load(self.path)
-            except Exception as exc:  # noqa: BLE001 - torch cannot read the user's file
-                raise BadInput(f"{self.path} is not a saved ExportedProgram torch can load "
-                               f"({first_line(exc)[:200]}); write it with "
-                               "torch.export.save(program, PATH)") from None
-        return self._program
+    def _make(self):
+        import torch
+        try:
+            return torch.export.load(self.path)
+        except Exception as exc:  # noqa: BLE001 - torch cannot read the user's file
+            raise BadInput(f"{self.path} is not a saved ExportedProgram torch can load "
+                           f"({first_line(exc)[:200]}); write it with "
+                           "torch.export.save(program, PATH)") from None
 
     def recipe(self) -> str:
         return f"import torch\nprogram = torch.export.load({os.path.abspath(self.path)!r})"
-
-    def onnx_twin(self):
-        return _onnx_twin(self.program(), self.path)
 
 
 def _exported(model, inputs: tuple, path: str):
