@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 import pytest
-from helpers import without_torch
+from helpers import ROOT, cli_here, without_torch
 
 from harness.catalog import known_issues
 from harness.tvmapi import loading
@@ -87,7 +87,7 @@ def test_checked_in_reproducers_are_what_their_specs_render(tmp_path):
     from harness.runner import reproducer
     folder = os.path.join(CASES_DIR, "reproducers")
     specs = [name for name in os.listdir(folder) if name.endswith(".json")]
-    assert len(specs) >= 8
+    assert len(specs) >= 6
     assert reproducer.regenerate(folder, check=True) == []
     copy = tmp_path / "reproducers"
     shutil.copytree(folder, copy)
@@ -96,3 +96,131 @@ def test_checked_in_reproducers_are_what_their_specs_render(tmp_path):
     assert reproducer.regenerate(str(copy), check=True) == [str(edited)]
     reproducer.regenerate(str(copy))
     assert reproducer.regenerate(str(copy), check=True) == []
+
+
+# ---- `reproducers --run`: which registered bugs still reproduce on a build ----------
+
+def _rows(out: str) -> dict[str, list[str]]:
+    """The table's rows by entry: [entry, reproducer, exit, seconds, ...]."""
+    lines = out.splitlines()
+    assert lines[1].split()[:4] == ["entry", "reproducer", "exit", "s"], out
+    return {line.split()[0]: line.split() for line in lines[2:] if not line.startswith(" ")}
+
+
+def test_run_answers_on_the_installed_wheel_as_the_registry_expects(monkeypatch):
+    """One reproducer that reproduces here, and one whose entry does not cover this stack
+    (tvm-ffi 0.1.15's segfault: the pinned apache-tvm-ffi is 0.1.14.post1). They run as
+    where torch is not installed (tvm_ffi imports it in every process that can: 2-3 s)."""
+    monkeypatch.setenv("PYTHONPATH", without_torch(NO_TORCH_DIR))
+    code, out, err = cli_here("reproducers", "--run", "convert-layout-sum",
+                              "tvm-ffi-0.1.15-save-json-segfault")
+    assert code == 0, out + err
+    rows = _rows(out)
+    assert rows["convert-layout-sum"][1:3] == ["convert_layout_sum.py", "1"]
+    assert rows["tvm-ffi-0.1.15-save-json-segfault"][2] == "0"
+    assert "does not (apache-tvm-ffi 0.1.14.post1 outside >=0.1.15)" in out
+    assert all(line.endswith("as expected") for line in out.splitlines()[2:]), out
+    assert "2 as the registry expects, 0 differ, 0 skipped" in err
+
+
+USER_REGISTRY = """
+[[issue]]
+id = "mine-fixed-here"
+case = "mine-model"
+verdict = "error"
+tvm = ">=0.25.0"
+reference = "ours"
+reproducer = "reproducers/fixed_here.py"
+
+[[issue]]
+id = "mine-only-on-0.25"
+case = "mine-model"
+verdict = "error"
+tvm = "==0.25.0"
+reference = "ours"
+reproducer = "reproducers/still_there.py"
+"""
+
+
+def test_run_marks_where_the_registry_would_go_stale_and_fails(tmp_path):
+    """A user catalog's two entries: one whose bug no longer reproduces where the registry
+    says it lives (fixed here), one that reproduces outside its range."""
+    (tmp_path / "reproducers").mkdir()
+    (tmp_path / "known_issues.toml").write_text(USER_REGISTRY)
+    (tmp_path / "reproducers" / "fixed_here.py").write_text(
+        'print("does not reproduce: the pass leaves its input alone")\nraise SystemExit(0)\n')
+    (tmp_path / "reproducers" / "still_there.py").write_text(
+        'print("reproduces: the pass rebinds its input")\nraise SystemExit(1)\n')
+    code, out, err = cli_here("reproducers", "--run", "mine-fixed-here", "mine-only-on-0.25",
+                              "--cases", tmp_path)
+    assert code == 1, out + err
+    rows = {line.split()[0]: line for line in out.splitlines()[2:] if not line.startswith(" ")}
+    assert "reproduces (inside apache-tvm >=0.25.0)" in rows["mine-fixed-here"]
+    assert rows["mine-fixed-here"].endswith("DIFFERS: fixed here? it does not reproduce: the "
+                                            "entry goes stale on a release with this fix "
+                                            "(record fixed_by, narrow its range)")
+    installed = loading.versions()["tvm_version"]
+    assert f"does not (apache-tvm {installed} outside ==0.25.0)" in rows["mine-only-on-0.25"]
+    assert rows["mine-only-on-0.25"].endswith("DIFFERS: reproduces outside the registered "
+                                              "range (widen it)")
+    assert "it said: does not reproduce: the pass leaves its input alone" in out
+    assert "0 as the registry expects, 2 differ, 0 skipped" in err
+
+
+def test_a_source_builds_expectation_follows_the_checkouts_history():
+    """On a source build an entry is expected where its commits say: not after its fix,
+    not before its first bad commit (asked of git; here this repository's own history)."""
+    import dataclasses
+
+    from harness.cli import reproducers
+    head, parent = subprocess.run(["git", "-C", ROOT, "log", "-2", "--format=%H"],
+                                  capture_output=True, text=True, check=True).stdout.split()
+    versions = {"tvm_version": "git:" + parent[:12], "tvm_ffi_version": "0.1.14.post1"}
+    stack = reproducers.Stack("a source build", sys.executable, None, versions, True, ROOT,
+                              parent)
+    entry = next(entry for entry in known_issues.registry()
+                 if entry.id == "convert-layout-dropout")
+    assert reproducers.expectation(entry, stack)[0]   # a source build: inside every range
+    fixed_at_head = dataclasses.replace(entry, fixed_by=f"{head} the fix")
+    assert reproducers.expectation(fixed_at_head, stack)[0]   # the fix is not in its history
+    fixed_before = dataclasses.replace(entry, fixed_by=f"{parent} the fix")
+    assert reproducers.expectation(fixed_before, stack) == (
+        False, f"fixed by {parent[:10]}, which this commit holds")
+    introduced_later = dataclasses.replace(entry, introduced_by=f"{head} the regression")
+    assert reproducers.expectation(introduced_later, stack) == (
+        False, f"introduced by {head[:10]}, which this commit lacks")
+    unknown = dataclasses.replace(entry, fixed_by="0123456789 a commit of another repository")
+    assert reproducers.expectation(unknown, stack)[0]
+
+
+def test_a_torch_reproducer_is_skipped_where_torch_is_missing(tmp_path):
+    import dataclasses
+
+    from harness.cli import reproducers
+    script = tmp_path / "needs_torch.py"
+    script.write_text("import torch\nraise SystemExit(1)\n")
+    stack = dataclasses.replace(reproducers.installed_stack(), has_torch=False)
+    answer = reproducers.run_one(str(script), stack, 60)
+    assert answer.code is None and answer.said.startswith("skipped: needs torch")
+    assert reproducers.verdict(answer, True)[0] == "skipped"
+
+
+def test_run_refuses_a_source_without_a_build_before_any_work(tmp_path):
+    """--source against a checkout the other side of a build: one line, exit 2."""
+    (tmp_path / "tvm" / "python" / "tvm").mkdir(parents=True)
+    (tmp_path / "tvm" / "build" / "lib").mkdir(parents=True)   # a build half way: tvm-ffi's
+    (tmp_path / "tvm" / "build" / "lib" / "libtvm_ffi.so").write_bytes(b"")
+    for argv, says in (
+            (["--source", tmp_path / "missing"], "not a TVM checkout (no python/tvm)"),
+            (["--source", tmp_path], "not a TVM checkout (no python/tvm)"),
+            (["--source", tmp_path / "tvm"], "no TVM build there (no lib/libtvm.so"),
+            (["--source", tmp_path / "tvm", "--build-dir", tmp_path / "nobuild"],
+             f"--build-dir {tmp_path / 'nobuild'}: no TVM build there"),
+            (["--build-dir", tmp_path], "--build-dir goes with --source"),
+            (["nosuch-entry"], "no known-issue entry 'nosuch-entry'"),
+            (["onnx-resize-axes-upsample"], "no reproducer registered for")):
+        code, out, err = cli_here("reproducers", "--run", *argv)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (argv, err)
+        assert says in err, (argv, err)
+    code, _, err = cli_here("reproducers", "convert-layout-sum")
+    assert code == 2 and "ENTRY_ID is for --run" in err

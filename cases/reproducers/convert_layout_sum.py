@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""error at stage convert-layout, pass ConvertLayout (#1) (tvm-extraction-harness)
+"""[Bug][Relax] ConvertLayout fails on sum over stack: Invalid SLayout: can't find S in source layout
 
 Seen:        error at stage convert-layout, pass ConvertLayout (#1): (exception): InternalError: Check failed: (res != std::string::npos) is false: Invalid SLayout:can't find S in source layoutABCDE
 On:          apache-tvm 0.27.0.post1 / apache-tvm-ffi 0.1.14.post1
@@ -11,9 +11,8 @@ import sys
 
 try:
     import tvm
-    import tvm_ffi
     from tvm import relax
-except ImportError as exc:  # not "reproduces": this python cannot run the check at all
+except ImportError as exc:  # not "reproduces": this python cannot run the check
     print(f"cannot run here: {exc}; use a python with apache-tvm")
     sys.exit(2)
 
@@ -46,48 +45,16 @@ def load():
         sys.exit(2)
 
 
-COPY = __import__('copy').deepcopy
-
-TARGET = tvm.target.Target({'kind': 'llvm', 'num-cores': 2})
-# The extract path up to the failing stage, each stage as the harness runs it.
-STAGES = [
-    ('convert-layout', lambda mod: relax.transform.ConvertLayout({'relax.nn.conv2d': ['NHWC', 'OHWI']})(mod)),
-]
-
-
-def run(mod, until, alone=False):
-    """The stages before `until`; with alone, `until` itself (a plain PassContext, as
-    users run it). "import" is load() itself: nothing runs before or for it here."""
-    if until == "import":
-        return mod
+def failing_stage(mod):
+    """The failing stage, convert-layout, alone."""
     with tvm.transform.PassContext(opt_level=3):
-        if alone:
-            return dict(STAGES)[until](mod)
-        for name, stage in STAGES:
-            if name == until:
-                break
-            mod = stage(mod)
-    return mod
-
-
-def outcome(result):
-    """What a stage produced, comparably (as the harness compares it)."""
-    if isinstance(result, list):   # tuning tasks
-        return sorted((str(t.task_name), int(t.weight),
-                       tuple(tvm_ffi.structural_hash(f) for f in t.dispatched)) for t in result)
-    if hasattr(result, "as_text"):   # an executable
-        return result.as_text()
-    return tvm_ffi.structural_hash(result, map_free_vars=True)
-
-
-def failing_call(mod):
-    return run(mod, 'convert-layout', alone=True)
+        return relax.transform.ConvertLayout({'relax.nn.conv2d': ['NHWC', 'OHWI']})(mod)
 
 
 def main():
-    mod = run(load(), 'convert-layout')
+    mod = load()
     try:
-        failing_call(mod)
+        failing_stage(mod)
     except Exception as exc:  # noqa: BLE001 - TVM's failure is what this reproduces
         print(f"reproduces: convert-layout raised {type(exc).__name__}: "
               f"{(str(exc).splitlines() or [''])[0]}")

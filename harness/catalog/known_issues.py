@@ -50,7 +50,10 @@ _INCOMPLETE = ("harness-error", "crash", "timeout", "unsupported")
 CROSS_RELEASE_PATH = "cross-release"
 _FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
            "stage", "phase", "copier", "pass", "access_path", "strict", "reproducer",
-           "saved_by", "message", "case_only")
+           "saved_by", "message", "case_only",
+           # what an upstream report needs (harness/cli/upstream.py): none of them matches
+           "title", "expected", "actual", "at_fault", "first_bad_release", "introduced_by",
+           "fixed_by", "measured_on")
 # Kinds whose signature has no message (signature._message): an entry scopes them by pass.
 _NO_MESSAGE = ("mutated", "timeout")
 # Kinds an entry may recognize outside its cases, given a message (error, lossy-roundtrip)
@@ -81,6 +84,15 @@ class KnownIssue:
     saved_by: str = ""   # cross-release: specifier over the apache-tvm that saved, "" = any
     message: tuple = ()  # patterns over the normalized message (`*` = any text), () = any
     case_only: str = ""  # why the entry applies to its cases only ("" = recognized anywhere)
+    # The upstream report's (harness/cli/upstream.py): what a maintainer reads, never matched.
+    title: str = ""      # the issue's title, as a maintainer would write it
+    expected: str = ""   # what TVM should do
+    actual: str = ""     # what it does instead
+    at_fault: str = ""   # "[OWNER/REPO ]PATH:LINE @ COMMIT: why" (apache/tvm unless named)
+    first_bad_release: str = ""  # the oldest release that has the bug, the one before it good
+    introduced_by: str = ""  # "<hash> <commit title>": the first bad commit (a commit bisect)
+    fixed_by: str = ""   # "<hash> <commit title>": the commit that fixed it
+    measured_on: tuple = ()  # where it was last measured, newest release (and commit) first
 
     @property
     def reproducer_path(self) -> str:
@@ -194,6 +206,7 @@ def _entry(raw: dict, where: str, base: str, default_id: str) -> KnownIssue:
     data = dict(raw)
     data["case"] = _patterns(data["case"])
     data["message"] = _patterns(data.get("message", ()))
+    data["measured_on"] = _patterns(data.get("measured_on", ()))
     data["pass_name"] = data.pop("pass", "")
     data.setdefault("id", default_id)
     if data.get("phase") and data["phase"] not in PHASES:
@@ -203,7 +216,7 @@ def _entry(raw: dict, where: str, base: str, default_id: str) -> KnownIssue:
 
 
 def _patterns(value) -> tuple:
-    """A field that takes one pattern or a list of them (`case`, `message`)."""
+    """A field that takes one value or a list of them (`case`, `message`, `measured_on`)."""
     return (value,) if isinstance(value, str) else tuple(value)
 
 

@@ -239,10 +239,11 @@ def _extra_commands():
         reduce,
         report,
         reproducers,
+        upstream,
     )
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
             bisect_step.register, matrix.register, envs.register, reduce.register,
-            passes.register, reproducers.register, guard_suite.register,
+            passes.register, reproducers.register, upstream.register, guard_suite.register,
             merge.register]
 
 

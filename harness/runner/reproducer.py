@@ -16,6 +16,7 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import string
 
 from harness import doors
@@ -128,7 +129,7 @@ def spec_of(*, violation: Violation, options: Options, versions: dict, command: 
         else "tvmscript", "recipe": (recipe or "").splitlines(),
         "frontend": "PyTorch" if recipe else "ONNX",
         "script": (script or "").splitlines(), "hooks": hooks.splitlines(),
-        "title": title or f"{violation.kind} at {violation.where()} (tvm-extraction-harness)",
+        "title": title or f"{violation.kind} at {violation.where()}",
         "violation": violation.one_line().replace('"""', "'''"),
         "tvm_version": str(versions.get("tvm_version")),
         "tvm_ffi_version": str(versions.get("tvm_ffi_version")),
@@ -151,31 +152,148 @@ def _template(name: str) -> string.Template:
         return string.Template(handle.read())
 
 
+# A stage line of a spec: `    ('name', lambda mod: CALL),` (stage_lines writes them).
+_STAGE_LINE = re.compile(r"^\s*\((['\"])(?P<name>.*?)\1, lambda mod: (?P<call>.*)\),\s*$")
+
+
+def _stages(spec: dict) -> list[tuple[str, str]]:
+    """(name, call on `mod`) of each stage up to the failing one, which is the last."""
+    stages = []
+    for line in spec["stages"]:
+        match = _STAGE_LINE.match(line)
+        if match is None:
+            raise BadInput(f"a reproducer spec's stage line is not `(name, lambda mod: CALL)`: "
+                           f"{line.strip()!r}")
+        stages.append((match["name"], match["call"]))
+    if spec["template"] != "import" and spec["stage"] != "import" and (
+            not stages or stages[-1][0] != spec["stage"]):
+        raise BadInput(f"a reproducer spec's stages do not end at its failing stage "
+                       f"{spec['stage']!r}")
+    return stages
+
+
+def _uses_failing_call(spec: dict) -> bool:
+    """The error and crash/hang mains make one call, and it is `failing_call` unless the
+    stage itself fails (phase "stage"): then `failing_stage` is the call."""
+    return spec["template"] in ("error", "process") and spec["phase"] != "stage"
+
+
+def _uses_failing_stage(spec: dict, values: dict) -> bool:
+    """Whether anything calls the failing stage alone: not the mutation check (it runs the
+    stage under its own instrument), not a crash while loading (phase "process")."""
+    if spec["template"] == "lossy-roundtrip":
+        return bool(values["copy_output_line"] or values["outcome_check"])
+    return spec["template"] != "mutated" and spec["phase"] != "process"
+
+
 def render(spec: dict) -> str:
-    """repro.py's text from its spec: pure text, no TVM (regeneration runs anywhere)."""
-    stages = "\n".join(spec["stages"])
-    values = {**spec, "stage_repr": repr(spec["stage"]),
-              "pass_name_repr": repr(spec["pass_name"]),
-              "copy_output_repr": repr(spec["copy_output"]), "hang_repr": repr(spec["hang"]),
-              "exact_json": repr(spec["exact_json"]), "deadline": f"{spec['deadline']:g}",
-              "target_repr": repr(spec["target"]), "stages": stages,
-              "script": _literal("\n".join(spec["script"]).strip()),
-              "recipe": "\n".join("        " + line for line in spec.get("recipe", [])),
-              "frontend": spec.get("frontend", "ONNX")}
-    sections = ["header", "load_" + spec["loader"]]
-    text = "".join(_template(name).substitute(values) for name in sections)
-    if spec["template"] != "import":
-        if "meta_schedule()" in stages:
-            text += _template("meta_schedule").substitute(values)
-        if "tempfile." in stages:
-            text = text.replace("import sys\n", "import sys\nimport tempfile\n", 1)
-        if spec["hooks"]:
-            text += "\n" + "\n".join(spec["hooks"]) + "\n"
-        text += f"\nCOPY = {spec['copy_call']}\n"
-        text += _template("stages").substitute(values)
+    """repro.py's text from its spec: pure text, no TVM (regeneration runs anywhere). It
+    defines only what it uses: the copy, the outcome comparison, the stages before the
+    failing one and the target each appear only where the failing call needs them."""
+    stages = _stages(spec)
+    values = _values(spec, stages)
+    load = _template("load_" + spec["loader"]).substitute(values)
+    code = "" if spec["template"] == "import" else _calls(spec, values, stages)
+    main = {"process": "hang" if spec["hang"] else "crash"}.get(spec["template"],
+                                                               spec["template"])
+    code += _template("main_" + main.replace("-", "_")).substitute(values)
+    imports = _imports(_without_literals(spec, load) + code)
+    header = _template("header").substitute({**values, "imports": imports})
+    return header + load + code + _template("footer").substitute(values)
+
+
+def _values(spec: dict, stages: list[tuple[str, str]]) -> dict:
+    """The template fields: the spec's, and the lines decided here (what a call runs)."""
+    importing = spec["stage"] == "import"
+    before = stages[:-1] if not importing else []
+    width = max((len(call) for _, call in before), default=0)
+
+    def staged(expr: str) -> str:
+        return expr if importing else f"failing_stage({expr})"
+    copy_output = "    mod = failing_stage(mod)   # the stage's output is what was copied\n" \
+        if spec["copy_output"] and not importing else ""
+    outcome_check = "" if importing or spec["copy_output"] else (
+        "    expected = outcome(failing_stage(mod))\n"
+        "    if outcome(failing_stage(dup)) != expected:\n"
+        f"        print(\"reproduces: {spec['stage']} gives another outcome on the copy\")\n"
+        "        return 1\n")
+    return {
+        **spec, "stage_repr": repr(spec["stage"]), "pass_name_repr": repr(spec["pass_name"]),
+        "deadline": f"{spec['deadline']:g}",
+        "script": _literal("\n".join(spec["script"]).strip()),
+        "recipe": "\n".join("        " + line for line in spec.get("recipe", [])),
+        "frontend": spec.get("frontend", "ONNX"),
+        "prepared": "prepare(load())" if before else "load()",
+        "prepared_source": "prepare(source)" if before else "source",
+        "prepare_lines": "\n".join(f"        mod = {call:<{width}}   # {name}"
+                                    for name, call in before),
+        "failing_expr": stages[-1][1] if stages and not importing else "mod",
+        "failing": "failing_call" if _uses_failing_call(spec) else "failing_stage",
+        "stage_of_mod": staged("mod"), "stage_of_copy": staged("COPY(mod)"),
+        "copy_output_line": copy_output, "outcome_check": outcome_check,
+        "json_differs": " or tvm.ir.save_json(dup) != tvm.ir.save_json(mod)"
+        if spec["exact_json"] else "",
+    }
+
+
+def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
+    """Everything the main needs beside load(): the hooks, the copy, the target, the
+    stages before the failing one, the failing stage and the failing call."""
+    calls = " ".join(call for _, call in stages)
+    failing_call = _uses_failing_call(spec)
+    text = ""
+    if "meta_schedule()" in calls:
+        text += _template("meta_schedule").substitute(values)
+    if spec["hooks"]:
+        text += "\n\n" + "\n".join(spec["hooks"]).strip("\n") + "\n"
+    if spec["template"] == "lossy-roundtrip" or (failing_call and spec["phase"] == "copy"):
+        text += f"\n\nCOPY = {spec['copy_call']}\n"
+    if "TARGET" in calls:
+        text += f"\n\nTARGET = tvm.target.Target({spec['target']!r})\n"
+    if spec["stage"] != "import":
+        if len(stages) > 1:
+            text += _template("prepare").substitute(values)
+        if _uses_failing_stage(spec, values):
+            text += _template("failing_stage").substitute(values)
+    if (failing_call and spec["phase"] == "determinism") or values["outcome_check"] and \
+            spec["template"] == "lossy-roundtrip":
+        text += _template("outcome").substitute(values)
+    if failing_call:
         text += _template(f"call_{spec['phase']}").substitute(values)
-    text += _template("main_" + spec["template"].replace("-", "_")).substitute(values)
-    return text + _template("footer").substitute(values)
+    return text
+
+
+def _without_literals(spec: dict, load: str) -> str:
+    """load()'s text without the embedded module or model source: what it holds is not
+    code of the reproducer's (a TVMScript string naming `relax.nn.conv2d` needs no import)."""
+    for literal in (_literal("\n".join(spec["script"]).strip()),
+                    "\n".join("        " + line for line in spec.get("recipe", []))):
+        if literal.strip():
+            load = load.replace(literal, "")
+    return load
+
+
+_IMPORTS = (   # (what the code uses, the import it needs), in the order they are written
+    (r"(?<![\w.])tvm\.", "import tvm"),
+    (r"(?<![\w.])tvm_ffi\.", "import tvm_ffi"),
+    (r"(?<![\w.])relax\.", "from tvm import relax"),
+    (r"(?<![\w.])from_onnx\(", "from tvm.relax.frontend.onnx import from_onnx"),
+    (r"(?<![\w.])from_exported_program\(",
+     "from tvm.relax.frontend.torch import from_exported_program"),
+)
+
+
+def _imports(code: str) -> str:
+    """The imports `code` uses, and only those: TVM's in a try block whose failure is
+    "cannot run here" (exit 2), never "reproduces"."""
+    tvm_imports = "".join(f"    {line}\n" for pattern, line in _IMPORTS
+                          if re.search(pattern, code))
+    needs = " and torch" if "from_exported_program(" in code else ""
+    standard = "import sys\n" + ("import tempfile\n" if "tempfile." in code else "")
+    return (f"{standard}\ntry:\n{tvm_imports}"
+            "except ImportError as exc:  # not \"reproduces\": this python cannot run the check\n"
+            f"    print(f\"cannot run here: {{exc}}; use a python with apache-tvm{needs}\")\n"
+            "    sys.exit(2)\n")
 
 
 def write(out_dir: str, *, violation: Violation, options: Options, versions: dict,
