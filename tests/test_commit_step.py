@@ -197,3 +197,58 @@ def test_a_build_command_checks_its_build_not_the_harness_venvs_tvm(tmp_path):
                           timeout=600)
     assert proc.returncode == 128, proc.stderr[-2000:]
     assert "not from" in proc.stderr and "aborting the bisect" in proc.stderr, proc.stderr[-2000:]
+
+
+def _repo(folder, *files):
+    """A git repo with one commit per file name given; its commit hashes."""
+    os.makedirs(folder)
+    run = lambda *args: subprocess.run(["git", "-C", str(folder), *args], check=True,  # noqa: E731
+                                       capture_output=True, text=True).stdout.strip()
+    run("init", "-q", "-b", "main")
+    run("config", "user.email", "t@t")
+    run("config", "user.name", "t")
+    commits = []
+    for name in files:
+        with open(os.path.join(folder, name), "w") as handle:
+            handle.write(name)
+        run("add", "-A")
+        run("commit", "-q", "-m", name)
+        commits.append(run("rev-parse", "HEAD"))
+    return run, commits
+
+
+def test_a_nested_submodule_a_mirror_lacks_builds_its_newest_and_says_so(tmp_path, capsys,
+                                                                         monkeypatch):
+    """Offline, a mirror that lags upstream lacks the pinned commit of tvm-ffi's dlpack: the
+    newest commit it has is checked out, with a warning (a bisect stops at nothing here);
+    a sibling whose pinned commit the mirror holds gets exactly that one."""
+    lag_run, lag = _repo(tmp_path / "dlpack", "old.h", "pinned.h")
+    lag_run("reset", "-q", "--hard", lag[0])   # the mirror lags: it lacks `pinned.h`
+    lag_run("reflog", "expire", "--expire=now", "--all")
+    lag_run("gc", "-q", "--prune=now")
+    ok_run, ok = _repo(tmp_path / "backtrace", "a.c", "b.c")
+    ffi_run, _ = _repo(tmp_path / "ffi", "README")
+    for name, commit in (("dlpack", lag[1]), ("backtrace", ok[0])):
+        ffi_run("-c", "protocol.file.allow=always", "submodule", "add", "-q",
+                str(tmp_path / name), f"3rdparty/{name}")
+        ffi_run("update-index", "--cacheinfo", f"160000,{commit},3rdparty/{name}")
+    ffi_run("commit", "-q", "-m", "pins")
+    tvm_run, _ = _repo(tmp_path / "tvm", "CMakeLists.txt")
+    tvm_run("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "ffi"),
+            "3rdparty/tvm-ffi")
+    tvm_run("commit", "-q", "-m", "ffi")
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "tvm"), str(checkout)], check=True)
+    for key, value in (("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "protocol.file.allow"),
+                       ("GIT_CONFIG_VALUE_0", "always")):   # local "mirrors", as file URLs
+        monkeypatch.setenv(key, value)
+    commit_step.update_submodules(str(checkout), ("3rdparty/tvm-ffi",),
+                                  ("3rdparty/dlpack", "3rdparty/backtrace"))
+    nested = checkout / "3rdparty" / "tvm-ffi" / "3rdparty"
+    head = lambda path: subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"],  # noqa: E731
+                                       capture_output=True, text=True).stdout.strip()
+    assert head(nested / "dlpack") == lag[0]        # the newest the mirror has
+    assert head(nested / "backtrace") == ok[0]      # its pinned commit, which it has
+    err = capsys.readouterr().err
+    assert "3rdparty/dlpack's pinned commit is not in its remote" in err
+    assert "backtrace's pinned" not in err

@@ -172,7 +172,8 @@ def update_submodules(source: str, paths: tuple[str, ...], nested: tuple[str, ..
     required = list(paths) + [os.path.join(paths[0], n) for n in nested] if paths else []
     for path in required:
         if not _populated(os.path.join(source, path)):
-            _newest_instead(source, path)
+            top = paths[0] if path != paths[0] and path.startswith(paths[0]) else ""
+            _pinned_or_newest(os.path.join(source, top), os.path.relpath(path, top or "."))
     missing = [p for p in required if not _populated(os.path.join(source, p))]
     if missing:
         reason = (proc.stderr.strip().splitlines() or ["not checked out"])[-1]
@@ -186,17 +187,24 @@ def update_submodules(source: str, paths: tuple[str, ...], nested: tuple[str, ..
             "checked-out one")
 
 
-def _newest_instead(source: str, path: str) -> None:
-    """A submodule whose pinned commit its remote (a mirror that lags upstream) lacks: the
-    newest commit the remote has, said loudly; and for dlpack, whose header tvm-ffi reads
-    new declarations from, the installed tvm_ffi package's copy when it is newer."""
-    folder = os.path.join(source, path)
+def _pinned_or_newest(superproject: str, path: str) -> None:
+    """A submodule left empty by a recursive update that stopped at a sibling: its pinned
+    commit when its remote has it; else (a mirror that lags upstream) the newest commit
+    the remote has, said loudly, and for dlpack, whose header tvm-ffi reads new
+    declarations from, the installed tvm_ffi package's copy when it is newer."""
+    folder = os.path.join(superproject, path)
     if not os.path.exists(os.path.join(folder, ".git")):
         return
-    fetched = subprocess.run(["git", "-C", folder, "fetch", "--quiet", "origin"],
-                             capture_output=True, text=True).returncode == 0
-    if not fetched or subprocess.run(["git", "-C", folder, "checkout", "--quiet", "--detach",
-                                      "origin/HEAD"], capture_output=True).returncode != 0:
+    subprocess.run(["git", "-C", folder, "fetch", "--quiet", "origin"], capture_output=True)
+    tree = _git(superproject, "ls-tree", "HEAD", path, check=False).split()
+    pinned = tree[2] if len(tree) > 2 else ""
+    for commit in filter(None, (pinned, "origin/HEAD")):
+        if subprocess.run(["git", "-C", folder, "checkout", "--quiet", "--detach", commit],
+                          capture_output=True).returncode == 0:
+            break
+    else:
+        return
+    if commit == pinned:
         return
     log(f"warning: {path}'s pinned commit is not in its remote (a mirror that lags?): "
         f"building its newest, {_git(folder, 'log', '-1', '--format=%h %s')}")
