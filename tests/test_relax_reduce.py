@@ -388,3 +388,19 @@ def test_a_harness_error_while_checking_a_candidate_stops_the_reduction(tmp_path
     assert "stopped: the check of candidate 1 ended in a harness error" in err, err
     assert "seeded" in err and (out_dir / "reduce-state.json").exists()
     assert not (out_dir / "repro.py").exists()   # no reproducer of a failure we caused
+
+
+@pytest.mark.in_process_tvm
+def test_a_bug_in_the_rewriter_is_ours_never_an_edit_that_does_not_apply(monkeypatch):
+    """TVM refusing an edit means it does not apply (None); an exception of our own code
+    in the edit is a HarnessBug (the child's harness-error: the reducer stops)."""
+    from harness.classify import HarnessBug
+    from harness.tvmapi import relax_edit
+    mod = _chain()
+    assert relax_edit.drop(mod, 0) is not None
+
+    # seeded: the well-formedness helper raises from our frame (a C callable: no frame of
+    # the test's own, which classify would count as user code under test)
+    monkeypatch.setattr(relax_edit, "well_formed", {}.__getitem__)
+    with pytest.raises(HarnessBug, match="KeyError"):
+        relax_edit.drop(mod, 0)

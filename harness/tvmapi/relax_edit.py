@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import os
 
+from harness import classify
 from harness.tvmapi import copiers
 from harness.tvmapi.ir import (
     constant_data,
@@ -246,7 +247,10 @@ def _rebuild(mod, *, keep: int | None = None, output=None, drop=(), remap=(),
         out = relax.transform.DeadCodeElimination()(with_function(mod, gv, edited))
         out = _without_unused_params(out, gv, len(new_params), inputs)
         return out if well_formed(out) else None
-    except Exception:  # noqa: BLE001 - TVM refusing the edit: it does not apply
+    except Exception as exc:  # noqa: BLE001 - TVM refusing the edit: it does not apply
+        # a bug of the rewriter's is ours (harness-error: the reducer stops), never "does
+        # not apply", which would quietly reduce worse
+        classify.raise_if_ours(exc, "reduce")
         return None
 
 
