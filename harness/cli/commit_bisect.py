@@ -195,9 +195,11 @@ class _Run:
         built = [stats for stats in builds if not stats.reused]
         minutes = sum(stats.seconds for stats in built) / 60
         plain = 2 + search.steps_left(0, commits)
-        per_build = minutes / len(built) if built else 0
-        return (f"bisect: {len(steps)} steps, {len(built)} builds ({minutes:.0f} build min), "
+        # a plain bisect's steps jump across the range: each about the longest build here
+        longest = max((stats.seconds for stats in built), default=0.0) / 60
+        return (f"bisect: {len(steps)} steps, {len(built)} builds ({minutes:.1f} build min), "
                 f"{(time.monotonic() - self.started) / 60:.0f} min this run; a plain "
                 f"`git bisect run` over these {commits} commits: about {plain} steps, each a "
-                f"build (~{plain * per_build:.0f} build min at this run's {per_build:.0f} min "
-                "a build)")
+                f"build of a commit far from the last (~{plain * longest:.0f} build min at "
+                f"this run's longest build, {longest:.1f} min; a whole TVM build takes 50-95 "
+                "min here)")
