@@ -55,8 +55,9 @@ def test_bad_inject_spec():
     (["envs", "clean"], "argument action: invalid choice: 'clean'"),
     (["fuzz", "--examples", "many"], "argument --examples: 'many' is not a number"),
     (["attrs", "--seed"], "argument --seed: expected one argument"),
-    (["reproducers", "extra"], "unrecognized arguments: extra; see python -m harness "
-                               "reproducers --help"),
+    (["reproducers", "--bogus"], "unrecognized arguments: --bogus; see python -m harness "
+                                 "reproducers --help"),
+    (["reproducers", "extra"], "ENTRY_ID is for --run (running the reproducers)"),
     (["report", "Conv2d", "--", "-k", "x"], "only guard-suite passes arguments on"),
 ])
 def test_a_usage_error_is_exactly_one_line(args, says):
