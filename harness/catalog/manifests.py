@@ -12,6 +12,7 @@ import os
 
 import onnx
 
+from harness.catalog import cases
 from harness.doors import onnx_door, torch_models
 from harness.verdict import BadInput
 
@@ -34,11 +35,11 @@ def _by_kind(case, kind: str, ref: str) -> dict:
     if kind == "builder":
         return {"inputs": onnx_door.graph_inputs(case.model())}
     if kind in ("onnx-wheel", "onnx-node"):
-        from harness.catalog import cases, onnx_node
+        from harness.catalog import onnx_node
         path = os.path.join(cases.onnx_data_dir(), ref) if kind == "onnx-wheel" \
             else onnx_node.model_path(ref)
         return {"inputs": onnx_door.graph_inputs(onnx.load(path, load_external_data=False))}
-    if kind in ("torchvision", "torchvision-onnx", "transformers"):
+    if kind in cases.TORCH_KINDS:
         return _torch(kind, ref)
     if case.file is not None:
         if not os.path.exists(case.file):

@@ -107,9 +107,10 @@ def register(sub) -> None:
                               "the failure's pass and identifiers are added)")
     commits.add_argument("--no-suspects", action="store_true",
                          help="the plain binary search only")
-    commits.add_argument("--resume", action="store_true",
-                         help="continue the journal of an earlier run of this bisect")
-    commits.add_argument("--fresh", action="store_true", help="start this bisect over")
+    again = commits.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the journal of an earlier run of this bisect")
+    again.add_argument("--fresh", action="store_true", help="start this bisect over")
     p.add_argument("--with", dest="with_", action="append", metavar="PKG==VER",
                    help="pin another package in every step (repeatable)")
     p.add_argument("--pre", action="store_true", help="include pre-releases")

@@ -38,8 +38,6 @@ def _validate(args) -> tuple[str, str, str]:
         raise BadInput(f"--source {args.source} is not a git checkout of apache/tvm")
     if args.match:
         Pattern.parse(args.match)
-    if args.resume and args.fresh:
-        raise BadInput("--resume and --fresh contradict each other: pick one")
     return source, search.resolve(source, args.good), search.resolve(source, args.bad)
 
 

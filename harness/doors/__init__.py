@@ -16,7 +16,7 @@ from harness.doors.torch_models import ExportRefused, TorchModel, TorchUnavailab
 from harness.verdict import BadInput
 
 __all__ = ["DOORS", "Door", "ExportRefused", "TorchModel", "TorchUnavailable", "for_file",
-           "named", "of_model", "recipe", "to_relax"]
+           "named", "of_model", "to_relax"]
 
 # The order files are offered in: the PyTorch door claims the .py files that define
 # `example_inputs` before the Relax door takes every other .py.
@@ -52,8 +52,3 @@ def of_model(model) -> Door:
 def to_relax(model):
     """The IRModule TVM's frontend for this model's door makes of it."""
     return of_model(model).to_relax(model)
-
-
-def recipe(model) -> str | None:
-    """Source rebuilding `model` for repro.py (None: it loads model.onnx or TVMScript)."""
-    return of_model(model).recipe(model)

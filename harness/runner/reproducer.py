@@ -110,11 +110,13 @@ def template_of(violation: Violation) -> str:
 
 def spec_of(*, violation: Violation, options: Options, versions: dict, command: str,
             script: str | None, sizes: str = "", copier_hook: str | None = None,
-            title: str = "", deadline: float = 900.0, recipe: str | None = None) -> dict:
+            title: str = "", deadline: float = 900.0, recipe: str | None = None,
+            loader: str = "onnx", frontend: str = "ONNX") -> dict:
     """Everything a reproducer says, as data: render() turns it into repro.py, and a
     checked-in reproducer keeps it beside itself (NAME.json) so it can be regenerated
     when a template changes. `script` is the module's TVMScript (None: the ONNX model, or
-    with `recipe`, the PyTorch door's model: the source that builds and exports it)."""
+    with `recipe`, the PyTorch door's model: the source that builds and exports it);
+    `loader` and `frontend` are what the model's door says (Door.reproducer, .frontend)."""
     stage = violation.stage
     if stage == "(whole path)":
         stage = build(options).stages[0].name
@@ -125,9 +127,8 @@ def spec_of(*, violation: Violation, options: Options, versions: dict, command: 
     lines = stage_lines(options, stage) if template != "import" else ""
     return {
         "template": template, "phase": violation.phase,
-        "loader": ("torch" if recipe else "onnx") if template == "import" or script is None
-        else "tvmscript", "recipe": (recipe or "").splitlines(),
-        "frontend": "PyTorch" if recipe else "ONNX",
+        "loader": loader if template == "import" or script is None else "tvmscript",
+        "recipe": (recipe or "").splitlines(), "frontend": frontend,
         "script": (script or "").splitlines(), "hooks": hooks.splitlines(),
         "title": title or f"{violation.kind} at {violation.where()}",
         "violation": violation.one_line().replace('"""', "'''"),
@@ -197,7 +198,7 @@ def render(spec: dict) -> str:
     main = {"process": "hang" if spec["hang"] else "crash"}.get(spec["template"],
                                                                spec["template"])
     code += _template("main_" + main.replace("-", "_")).substitute(values)
-    imports = _imports(_without_literals(spec, load) + code)
+    imports = _imports(_without_literals(values, load) + code)
     header = _template("header").substitute({**values, "imports": imports})
     return header + load + code + _template("footer").substitute(values)
 
@@ -263,11 +264,11 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
     return text
 
 
-def _without_literals(spec: dict, load: str) -> str:
-    """load()'s text without the embedded module or model source: what it holds is not
-    code of the reproducer's (a TVMScript string naming `relax.nn.conv2d` needs no import)."""
-    for literal in (_literal("\n".join(spec["script"]).strip()),
-                    "\n".join("        " + line for line in spec.get("recipe", []))):
+def _without_literals(values: dict, load: str) -> str:
+    """load()'s text without the embedded module or model source (as `_values` wrote them
+    into it): what they hold is not code of the reproducer's (a TVMScript string naming
+    `relax.nn.conv2d` needs no import)."""
+    for literal in (values["script"], values["recipe"]):
         if literal.strip():
             load = load.replace(literal, "")
     return load
@@ -306,13 +307,14 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
     os.makedirs(out_dir, exist_ok=True)
     frontend = template_of(violation) == "import"
     script = copiers.tvmscript(module).strip() if module is not None and not frontend else None
-    recipe = doors.recipe(model) if script is None else None
-    if script is None and recipe is None:
+    door = doors.of_model(model) if script is None else None   # repro.py loads the model
+    if door is not None and door.reproducer == "onnx":
         import onnx
         onnx.save(model, os.path.join(out_dir, "model.onnx"))
     spec = spec_of(violation=violation, options=options, versions=versions, command=command,
                    script=script, sizes=sizes, copier_hook=copier_hook, title=title,
-                   deadline=deadline, recipe=recipe)
+                   deadline=deadline, recipe=door.recipe(model) if door else None,
+                   **({"loader": door.reproducer, "frontend": door.frontend} if door else {}))
     with open(os.path.join(out_dir, "reproducer.json"), "w") as handle:
         json.dump(spec, handle, indent=1)
     return _write_text(os.path.join(out_dir, "repro.py"), render(spec))

@@ -34,7 +34,7 @@ import time
 from typing import Callable
 
 from harness import paths
-from harness.signature import Pattern, split
+from harness.signature import Pattern
 from harness.verdict import EXIT_CANNOT_TEST, BadInput
 from harness.versions import bisect, commit_step, envs
 
@@ -176,8 +176,10 @@ class CommitProbe:
     def _build(self, commit: str) -> tuple[BuildStats, str]:
         key = compiled_key(self.source, commit)
         marker = os.path.join(self.build_dir, BUILD_KEY)
-        if os.path.exists(marker) and open(marker).read().strip() == key:
-            return BuildStats(reused=True), ""
+        if os.path.exists(marker):
+            with open(marker) as handle:
+                if handle.read().strip() == key:
+                    return BuildStats(reused=True), ""
         commit_step.update_submodules(self.source, commit_step.TVM_SUBMODULES,
                                       commit_step.FFI_SUBMODULES)
         tools = (commit_step.find_cmake(), commit_step.find_ninja(),
@@ -277,8 +279,3 @@ def estimate(steps_left: int, seconds: list[float]) -> str:
 def steps_left(low: int, high: int) -> int:
     return max(0, math.ceil(math.log2(max(1, high - low))))
 
-
-def pattern_words(text: str) -> str:
-    """The part of a signature text worth showing in a progress line."""
-    parts = split(text)
-    return ":".join(parts[:3])
