@@ -25,8 +25,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from harness.options import Options
 from harness.process.isolate import run_isolated
-from harness.tvmapi.pipelines import Options
 
 MODES = {
     "bare": dict(checks=False, pass_guard=False),

@@ -3,7 +3,7 @@
 Decided by origin, from the innermost traceback frame that belongs to either
 side: TVM's Python packages (`tvm`, `tvm_ffi`), the C++ frames tvm-ffi appends
 (`src/...cc`, `<unknown>`), or code on the path that is not ours (an injected
-pass, wherever it is installed: inject.user_code lists its files) count as
+pass, wherever it is installed: `add_user_code` lists its files) count as
 TVM's; a frame in the `harness` package is ours. Frames of the standard library
 and of other third-party packages (numpy, onnx) are passed over. So an
 AttributeError because harness.tvmapi calls an API a release removed is a harness
@@ -11,11 +11,13 @@ error (that layer needs the fix), never blamed on TVM.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sysconfig
+import time
 import traceback
+from typing import Any, Callable
 
-from harness.tvmapi import inject
 from harness.verdict import first_line
 
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the harness package
@@ -25,9 +27,18 @@ _NEUTRAL = tuple(os.path.realpath(p) + os.sep for p in
                  {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
 
 
+_USER_CODE: set[str] = set()
+
+
+def add_user_code(path: str) -> None:
+    """A hook's file (or package folder) the user loaded onto the path: the code under
+    test, never the harness's fault, even when installed under site-packages."""
+    _USER_CODE.add(os.path.realpath(path))
+
+
 def _is_user_code(filename: str) -> bool:
     real = os.path.realpath(filename)
-    return any(real == path or real.startswith(path + os.sep) for path in inject.user_code())
+    return any(real == path or real.startswith(path + os.sep) for path in _USER_CODE)
 
 
 def _is_tvm_frame(filename: str) -> bool:
@@ -79,5 +90,39 @@ class HarnessBug(Exception):
 
 def raise_if_ours(exc: BaseException, stage: str) -> None:
     """Re-raise `exc` as a HarnessBug when the harness's own code raised it."""
+    if isinstance(exc, HarnessBug):
+        raise exc
     if origin(exc) == HARNESS:
         raise HarnessBug(stage, exc) from exc
+
+
+@dataclasses.dataclass
+class Call:
+    """What one call into TVM (or into our code on TVM's objects) did, as pytest's
+    CallInfo.from_call records it: its value, or TVM's exception. The one place that
+    decides whose exception it was: ours never comes back as a value, it leaves as a
+    HarnessBug (harness-error), so no caller can read our bug as TVM's finding or as
+    "this does not apply"."""
+    stage: str
+    value: Any = None
+    error: Exception | None = None    # TVM's, or the user's code on the path
+    seconds: float = 0.0
+
+    @classmethod
+    def of(cls, stage: str, function: Callable, *args, **kwargs) -> "Call":
+        started = time.perf_counter()
+        try:
+            value = function(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - decided here: ours raised, TVM's kept
+            raise_if_ours(exc, stage)
+            return cls(stage, error=exc, seconds=time.perf_counter() - started)
+        return cls(stage, value=value, seconds=time.perf_counter() - started)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def detail(self) -> str:
+        """`Type: first line` of TVM's exception ("" when the call returned)."""
+        return first_line(self.error) if self.error is not None else ""

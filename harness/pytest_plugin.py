@@ -28,7 +28,7 @@ COMPILE_TAG = "compile"
 
 
 def pytest_addoption(parser):
-    from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES  # light: no TVM import
+    from harness.options import LAYOUTS, PATH_NAMES  # light: no TVM import
     group = parser.getgroup("tvm-harness", "TVM extraction invariants (harness plugin)")
     group.addoption("--harness-case", action="append", default=[], metavar="GLOB",
                     help="only catalog cases whose id or tag matches (repeatable)")
@@ -241,9 +241,9 @@ def _harness_results():
 @pytest.fixture
 def case_result(request, catalog_case, harness_path, _harness_results):
     """The isolated check of this item's case and path, run once per worker."""
+    from harness.options import Options
     from harness.process.commands import reproduce_command
     from harness.process.isolate import run_isolated
-    from harness.tvmapi.pipelines import Options
     config = request.config
     options = Options(layout=config.getoption("harness_layout") or catalog_case.layout,
                       target=config.getoption("harness_target"), path=harness_path,
@@ -253,7 +253,8 @@ def case_result(request, catalog_case, harness_path, _harness_results):
         _harness_results[key] = run_isolated(catalog_case.id, options,
                                              timeout=config.getoption("harness_timeout"))
     result = _harness_results[key]
-    request.node.user_properties += [("verdict", result.verdict),
+    # plain str: xdist ships these between processes and cannot carry an enum
+    request.node.user_properties += [("verdict", str(result.verdict)),
                                      ("outcome_count", result.outcome_count),
                                      ("path", harness_path),
                                      ("tvm_version", result.tvm_version),

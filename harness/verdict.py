@@ -8,13 +8,9 @@ a copy), a signal is a `crash`, and an exception from the harness's own code is
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from typing import Any
-
-# Most severe first. harness-error outranks everything: nothing TVM did can be
-# trusted once our own code failed.
-VERDICTS = ("harness-error", "crash", "timeout", "mutated", "lossy-roundtrip", "error",
-            "unsupported", "pass")
 
 EXIT_PASS = 0
 EXIT_VIOLATED = 1
@@ -24,18 +20,93 @@ EXIT_CANNOT_TEST = 125  # git bisect run: skip this revision
 EXIT_INTERRUPTED = 130  # Ctrl-C: what was finished is kept (rows journals, state files)
 EXIT_TERMINATED = 143   # SIGTERM (a CI job cancelled, `kill`): kept and stopped the same way
 
-_EXIT_CODES = {
-    "pass": EXIT_PASS,
-    "mutated": EXIT_VIOLATED,
-    "lossy-roundtrip": EXIT_VIOLATED,
-    "crash": EXIT_VIOLATED,
-    "timeout": EXIT_VIOLATED,
-    # The original yolov3-tiny bug surfaced as extraction *failing*: an error on the
-    # path is a regression to bisect, not a reason to skip.
-    "error": EXIT_VIOLATED,
-    "unsupported": EXIT_CANNOT_TEST,
-    "harness-error": EXIT_INTERNAL,
-}
+# What an outcome is of: a run (the most severe thing it saw, and a violation's kind), a
+# reading of a result against the registry, or a row of the pass sweep.
+RUN, READING, ROW = "run", "reading", "row"
+
+
+class Outcome(enum.StrEnum):
+    """Every verdict, registry reading and sweep row the harness reports: one vocabulary
+    whose members carry whether they fail a run and their exit code, as lit's ResultCode
+    carries isFailure. A member is its own name (`Outcome.PASS == "pass"`), so JSON,
+    journals and old rows read the same; nothing is parsed back out of text.
+
+    Within each family, members are listed most severe first: `worst` picks by this order.
+    harness-error outranks everything: nothing TVM did can be trusted once our code failed.
+    """
+
+    def __new__(cls, name: str, failing: bool, exit_code: int, family: str, meaning: str):
+        member = str.__new__(cls, name)
+        member._value_ = name
+        member.failing = failing
+        member.exit = exit_code
+        member.family = family
+        member.meaning = meaning
+        return member
+
+    HARNESS_ERROR = ("harness-error", True, EXIT_INTERNAL, RUN,
+                     "the harness's own code raised: a bisect stops, TVM is not blamed")
+    CRASH = ("crash", True, EXIT_VIOLATED, RUN, "a signal killed the process running TVM")
+    TIMEOUT = ("timeout", True, EXIT_VIOLATED, RUN, "the path ran past its time limit")
+    MUTATED = ("mutated", True, EXIT_VIOLATED, RUN, "a pass or stage changed its input")
+    LOSSY_ROUNDTRIP = ("lossy-roundtrip", True, EXIT_VIOLATED, RUN,
+                       "a copy lost a field, equality or what the module compiles to")
+    # The original yolov3-tiny bug surfaced as extraction *failing*: an error on the path
+    # is a regression to bisect, not a reason to skip.
+    ERROR = ("error", True, EXIT_VIOLATED, RUN, "TVM raised on the path")
+    UNSUPPORTED = ("unsupported", False, EXIT_CANNOT_TEST, RUN,
+                   "cannot be tested here (git bisect run: skip this revision)")
+    PASS = ("pass", False, EXIT_PASS, RUN, "nothing was violated")
+
+    NEW = ("new", True, EXIT_VIOLATED, READING, "a violation the registry does not explain")
+    STALE = ("stale", True, EXIT_VIOLATED, READING,
+             "a registered issue that no longer happens where it is expected")
+    KNOWN = ("known", False, EXIT_PASS, READING, "every violation is a registered issue")
+
+    NONDETERMINISTIC = ("nondeterministic", True, EXIT_VIOLATED, ROW,
+                        "the pass gave two different outputs for one input")
+    REJECTED = ("rejected", False, EXIT_PASS, ROW,
+                "the pass call itself refused this input: its precondition")
+    SKIPPED = ("skipped", False, EXIT_PASS, ROW,
+               "the point cannot be reached on this case, or cannot be tested here")
+
+    @classmethod
+    def of(cls, name: str) -> "Outcome":
+        """The member named `name`; an unknown name is a harness bug, never a pass."""
+        try:
+            return cls(name)
+        except ValueError:
+            raise UnknownVerdict(f"unknown outcome {name!r}") from None
+
+
+class UnknownVerdict(Exception):
+    """An outcome this module does not know: a harness bug, never a pass."""
+
+
+# A run's verdicts, most severe first; a violation's kind is one of them but pass.
+VERDICTS = tuple(outcome for outcome in Outcome if outcome.family == RUN)
+# What a result or a batch row means once read against the registry.
+STATUSES = (Outcome.PASS, Outcome.KNOWN, Outcome.UNSUPPORTED, Outcome.NEW, Outcome.STALE,
+            Outcome.HARNESS_ERROR)
+# What a row of the pass sweep says about one pass on one module.
+ROW_VERDICTS = (Outcome.PASS, Outcome.KNOWN, Outcome.REJECTED, Outcome.SKIPPED,
+                Outcome.MUTATED, Outcome.LOSSY_ROUNDTRIP, Outcome.ERROR,
+                Outcome.NONDETERMINISTIC, Outcome.CRASH, Outcome.TIMEOUT, Outcome.STALE,
+                Outcome.HARNESS_ERROR)
+
+
+def reading(verdict: str, unknown: bool, stale: bool, known: bool) -> Outcome:
+    """A result (or a suite's findings) read against the registry, decided here once: a
+    harness error or unsupported stands; else any unexplained violation is new, then an
+    entry that no longer happens is stale, then known, else pass."""
+    verdict = Outcome.of(verdict)
+    if verdict in (Outcome.HARNESS_ERROR, Outcome.UNSUPPORTED):
+        return verdict
+    if unknown:
+        return Outcome.NEW
+    if stale:
+        return Outcome.STALE
+    return Outcome.KNOWN if known else Outcome.PASS
 
 
 def first_line(exc: BaseException) -> str:
@@ -48,34 +119,12 @@ class BadInput(Exception):
     """The user's input is wrong (unknown case, unreadable file): exit 2, one line."""
 
 
-class UnknownVerdict(Exception):
-    """A verdict kind this module does not know: a harness bug, never a pass."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Status:
-    """What a result or a row means once read against the registry: whether it fails
-    the run is data, decided here once (as lit's ResultCode carries isFailure)."""
-    name: str
-    failing: bool
-    exit: int
-
-
-STATUSES = {status.name: status for status in (
-    Status("pass", False, EXIT_PASS),
-    Status("known", False, EXIT_PASS),            # every violation is a registered issue
-    Status("unsupported", False, EXIT_CANNOT_TEST),
-    Status("new", True, EXIT_VIOLATED),           # a violation the registry does not explain
-    Status("stale", True, EXIT_VIOLATED),         # a registered issue that no longer happens
-    Status("harness-error", True, EXIT_INTERNAL),
-)}
-
-
-def status(name: str) -> Status:
-    try:
-        return STATUSES[name]
-    except KeyError:
-        raise UnknownVerdict(f"unknown status {name!r}") from None
+def status(name: str) -> Outcome:
+    """A registry reading by name (pass, known, unsupported, new, stale, harness-error)."""
+    outcome = Outcome.of(name)
+    if outcome not in STATUSES:
+        raise UnknownVerdict(f"unknown status {name!r}")
+    return outcome
 
 
 def exit_code_of_rows(rows) -> int:
@@ -88,51 +137,56 @@ def exit_code_of_rows(rows) -> int:
 
 
 def exit_code(verdict: str) -> int:
-    try:
-        return _EXIT_CODES[verdict]
-    except KeyError:
-        raise UnknownVerdict(f"unknown verdict {verdict!r}") from None
+    """A run's exit code from its verdict (the table above)."""
+    outcome = Outcome.of(verdict)
+    if outcome.family != RUN:
+        raise UnknownVerdict(f"{verdict!r} is not a run's verdict")
+    return outcome.exit
 
 
-def worst(verdicts) -> str:
-    present = set(verdicts)
-    unknown = present - set(VERDICTS)
-    if unknown:
-        raise UnknownVerdict(f"unknown verdict(s) {sorted(unknown)}")
-    for verdict in VERDICTS:
-        if verdict in present:
-            return verdict
-    return "pass"
+def worst(verdicts) -> Outcome:
+    """The most severe of a run's verdicts (pass when there are none)."""
+    present = {Outcome.of(verdict) for verdict in verdicts}
+    stray = sorted(outcome for outcome in present if outcome.family != RUN)
+    if stray:
+        raise UnknownVerdict(f"not a run's verdict: {stray}")
+    return next((verdict for verdict in VERDICTS if verdict in present), Outcome.PASS)
 
 
-# Where a violation was seen, as data (never parsed out of a stage name):
-#   stage        the stage's own call (a pass raising, a pass or stage mutating a module)
-#   checks       the harness's checks around a stage (TVM failing in a hash or save_json)
-#   copy         a copier, the comparison of a copy, or the path run over a copy
-#   determinism  the final stage run a second time on the same input
-#   process      the child process outside any stage (setup; a crash before the first stage)
-PHASES = ("stage", "checks", "copy", "determinism", "process")
+class Phase(enum.StrEnum):
+    """Where a violation was seen, as data (never parsed out of a stage name)."""
+    STAGE = "stage"              # the stage's own call (a pass raising or mutating a module)
+    CHECKS = "checks"            # the harness's checks around a stage (TVM failing in a hash)
+    COPY = "copy"                # a copier, the comparison of a copy, the path over a copy
+    DETERMINISM = "determinism"  # the final stage run a second time on the same input
+    PROCESS = "process"          # the child outside any stage (setup; an early crash)
+
+
+PHASES = tuple(Phase)
 
 
 @dataclasses.dataclass
 class Violation:
-    kind: str        # a verdict other than pass
+    kind: Outcome    # a run's verdict other than pass
     stage: str       # the stage that was running or whose output was checked
     access_path: str  # where in the IR the difference is (or what was running)
     detail: str
     pass_name: str | None = None   # the innermost pass, where one applies ("pass" in JSON)
     pass_index: int | None = None  # its position among the passes the stage ran (1-based)
-    phase: str = "stage"           # PHASES: what was running when it was seen
+    phase: Phase = Phase.STAGE     # what was running when it was seen
     copier: str | None = None      # phase copy: deepcopy | json | tvmscript (or a hook's)
 
     def __post_init__(self):
-        if self.kind not in VERDICTS or self.kind == "pass":
+        self.kind = Outcome.of(self.kind)   # a name read back from JSON becomes a member
+        if self.kind.family != RUN or self.kind == Outcome.PASS:
             raise UnknownVerdict(f"unknown violation kind {self.kind!r}")
-        if self.phase not in PHASES:
-            raise UnknownVerdict(f"unknown violation phase {self.phase!r}")
+        try:
+            self.phase = Phase(self.phase)
+        except ValueError:
+            raise UnknownVerdict(f"unknown violation phase {self.phase!r}") from None
 
     def where(self) -> str:
-        phase = "" if self.phase == "stage" else f" ({self.phase}" + (
+        phase = "" if self.phase == Phase.STAGE else f" ({self.phase}" + (
             f", {self.copier}" if self.copier else "") + ")"
         if self.pass_name is None:
             return f"stage {self.stage}{phase}"
@@ -182,15 +236,18 @@ class PassRecord:
 @dataclasses.dataclass
 class CopierRecord:
     name: str
-    verdict: str             # pass | lossy-roundtrip | unsupported
+    verdict: Outcome         # pass | lossy-roundtrip | unsupported
     seconds: float
     detail: str = ""
+
+    def __post_init__(self):
+        self.verdict = Outcome.of(self.verdict)
 
 
 @dataclasses.dataclass
 class Result:
     case: str
-    verdict: str = "pass"
+    verdict: Outcome = Outcome.PASS
     stages: list[StageRecord] = dataclasses.field(default_factory=list)
     violations: list[Violation] = dataclasses.field(default_factory=list)
     passes: list[PassRecord] = dataclasses.field(default_factory=list)
@@ -206,6 +263,9 @@ class Result:
     reproducer: str | None = None    # repro.py the child wrote, when it was asked to
     reproducer_error: str = ""       # why it could not write it (the verdict stands)
     task_output: dict | None = None  # what a child asked for a task (no check) answered
+
+    def __post_init__(self):
+        self.verdict = worst([self.verdict])   # a name read back becomes a member
 
     def set_outcome(self, signatures: list) -> None:
         self.outcome = json.loads(json.dumps(signatures))
@@ -241,6 +301,4 @@ class Result:
         data["violations"] = [Violation.from_json(v) for v in data.get("violations", [])]
         data["passes"] = [PassRecord(**p) for p in data.get("passes", [])]
         data["copiers"] = [CopierRecord(**c) for c in data.get("copiers", [])]
-        result = cls(**data)
-        worst([result.verdict])   # an unknown verdict read back is a harness error
-        return result
+        return cls(**data)   # an unknown verdict read back is a harness error

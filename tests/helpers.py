@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from harness.catalog import cases as catalog
+from harness.options import Options
 from harness.runner.path_runner import PathRunner
-from harness.tvmapi.pipelines import Options
 from harness.verdict import Result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -17,9 +17,9 @@ import pytest
 from helpers import SMALL_CASE, cli_here
 
 from harness.catalog import known_issues
+from harness.options import Options
 from harness.runner.cross_release import MODULE, TUNING_LOG
 from harness.tvmapi import loading
-from harness.tvmapi.pipelines import Options
 from harness.versions import cross_release, envs
 from harness.versions.releases import release_sets
 

@@ -10,8 +10,8 @@ case x path rows differed, light_squeezenet 56 tasks guarded vs 30 plain).
 import pytest
 
 from harness.catalog import cases as catalog
+from harness.options import Options
 from harness.process.isolate import run_isolated
-from harness.tvmapi.pipelines import Options
 
 # Cases with constant subgraphs FoldConstant evaluates (the old guard changed each).
 FOLDING = ("conv-reshape-concat-nhwc", "Conv2d", "conv-int8-qdq", "split-add-pool-nhwc")

@@ -4,8 +4,8 @@ import os
 import pytest
 from helpers import SMALL_CASE, cli_json, seeded
 
+from harness.options import Options
 from harness.process.isolate import run_isolated
-from harness.tvmapi.pipelines import Options
 from harness.versions import envs
 
 

@@ -51,8 +51,8 @@ def test_pass_keeps_both_invariants(swept_pass, points, case_ids):
     case and point; a registered issue is an xfail, decided by the registry."""
     from harness.catalog import cases as catalog
     from harness.cli.passes import row_of
+    from harness.options import Options
     from harness.process.isolate import run_isolated
-    from harness.tvmapi.pipelines import Options
     rows = []
     for case in map(catalog.resolve, case_ids):
         for point in points:

@@ -11,8 +11,8 @@ import pytest
 from helpers import ROOT, SMALL_CASE, seeded
 
 from harness.catalog import known_issues
+from harness.options import Options
 from harness.process.isolate import run_isolated
-from harness.tvmapi.pipelines import Options
 
 
 def _named_mutation(result, pass_name="SeededMutatingPass"):

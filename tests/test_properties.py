@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from harness.catalog import graphs, known_issues
 from harness.cli import fuzz
+from harness.options import Options
 from harness.oracles import attrs_sweep as attrs_check
 from harness.tvmapi import calls, ir, loading, reflection
-from harness.tvmapi.pipelines import Options
 
 pytestmark = pytest.mark.in_process_tvm
 

@@ -10,9 +10,9 @@ import pytest
 from helpers import cli, cli_here, seeded
 
 from harness.catalog import cases as catalog
+from harness.options import Options
 from harness.reduce.driver import Reducer
 from harness.signature import Signature
-from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, Violation
 
 TVMSCRIPT_LINE_GOAL = 40

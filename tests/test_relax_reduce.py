@@ -10,11 +10,11 @@ import sys
 import pytest
 from helpers import cli_here, seeded
 
+from harness.options import Options
 from harness.reduce import relax_steps
 from harness.reduce.driver import Reducer
 from harness.reduce.relax_steps import RelaxModule
 from harness.signature import Signature
-from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, Violation
 
 # ---- the edits, in-process ----------------------------------------------------------

@@ -16,8 +16,8 @@ from helpers import ROOT, without_torch
 from harness.catalog import cases as catalog
 from harness.catalog import torch_cases
 from harness.cli import report
+from harness.options import Options
 from harness.process import child
-from harness.tvmapi.pipelines import Options
 
 needs_torch = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("torchvision") is None,

@@ -13,8 +13,8 @@ import time
 from harness.catalog import cases as catalog
 from harness.cli import commit_bisect
 from harness.cli.options import add_decision_options, positive_float, positive_int
+from harness.options import LAYOUTS, PATH_NAMES
 from harness.signature import Pattern
-from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES
 from harness.verdict import BadInput
 from harness.versions import bisect, envs
 

@@ -10,8 +10,8 @@ import sys
 
 from harness.catalog import cases as catalog
 from harness.cli.options import add_decision_options, positive_int
+from harness.options import LAYOUTS
 from harness.signature import Pattern
-from harness.tvmapi.pipelines import LAYOUTS
 from harness.verdict import BadInput
 from harness.versions import commit_step
 

@@ -15,12 +15,12 @@ import time
 from harness import paths
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_int
+from harness.options import Options
 from harness.oracles import roundtrip
 from harness.runner import reproducer
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import calls, ir, loading
 from harness.tvmapi.inject import load_copier
-from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, Violation
 from harness.versions import envs
 

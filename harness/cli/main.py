@@ -20,9 +20,10 @@ from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import batch
 from harness.cli.options import positive_float, positive_int
+from harness.options import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
-from harness.tvmapi.pipelines import EXTRACT, LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
+from harness.tvmapi.pipelines import EXTRACT
 from harness.verdict import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,

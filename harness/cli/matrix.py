@@ -16,9 +16,9 @@ from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import batch, matrix_page
 from harness.cli.options import output_dir, positive_float, positive_int
+from harness.options import PATH_NAMES, Options
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
-from harness.tvmapi.pipelines import PATH_NAMES, Options
 from harness.verdict import BadInput, exit_code_of_rows
 from harness.verdict import status as status_of
 from harness.versions import cross_release, envs

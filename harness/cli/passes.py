@@ -35,11 +35,11 @@ from harness.cli.options import (
     positive_float,
     positive_int,
 )
+from harness.options import Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.tvmapi import loading
 from harness.tvmapi import passes as registry
 from harness.tvmapi.inject import load_module
-from harness.tvmapi.pipelines import Options
 from harness.verdict import (
     EXIT_CANNOT_TEST,
     EXIT_INTERNAL,

@@ -19,12 +19,12 @@ import sys
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_float
+from harness.options import LAYOUTS, PATH_NAMES, Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.reduce.driver import BEST, RELAX_BEST, STATE, HarnessStopped, Reducer
 from harness.reduce.relax_steps import RelaxModule
 from harness.runner import reproducer
 from harness.signature import Pattern, Signature
-from harness.tvmapi.pipelines import LAYOUTS, PATH_NAMES, Options
 from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Result
 
 

@@ -27,10 +27,10 @@ from harness.cli.options import (
     positive_float,
     positive_int,
 )
+from harness.options import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.signature import Signature
 from harness.tvmapi import loading
-from harness.tvmapi.pipelines import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
 from harness.verdict import Result, exit_code_of_rows
 from harness.verdict import status as status_of
 

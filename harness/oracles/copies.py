@@ -13,10 +13,11 @@ from __future__ import annotations
 import time
 
 from harness import classify
+from harness.options import Options
 from harness.oracles import outcomes, roundtrip, roundtrip_memo
 from harness.runner.recorder import Recorder
 from harness.tvmapi import calls, copiers
-from harness.tvmapi.pipelines import Options, Pipeline
+from harness.tvmapi.pipelines import Pipeline
 from harness.verdict import CopierRecord, Violation
 
 

@@ -20,11 +20,11 @@ import time
 
 from harness import classify, doors
 from harness.catalog import cases as catalog
+from harness.options import Options
 from harness.runner import cross_release, reproducer
 from harness.runner.path_runner import PathRunner
 from harness.signature import Signature
 from harness.tvmapi import loading
-from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, Result, StageRecord, Violation
 
 CRASH_INPUT = "crash-input.json"

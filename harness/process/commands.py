@@ -5,8 +5,8 @@ from __future__ import annotations
 import shlex
 
 from harness.catalog import cases as catalog
+from harness.options import Options
 from harness.process.isolate import DEFAULT_TIMEOUT
-from harness.tvmapi.pipelines import Options
 
 
 def reproduce_command(case: str, options: Options, timeout: float | None = None) -> str:

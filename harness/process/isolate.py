@@ -21,11 +21,11 @@ from typing import Callable
 
 from harness import paths
 from harness.catalog import cases as catalog
+from harness.options import Options
 from harness.paths import REPO_ROOT
 from harness.process import warm
 from harness.process.child import CRASH_INPUT
 from harness.tvmapi import loading
-from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, PassRecord, Result, StageRecord, Violation
 
 DEFAULT_TIMEOUT = 900.0

@@ -31,11 +31,11 @@ import time
 
 import onnx
 
+from harness.options import Options
 from harness.process.isolate import run_isolated
 from harness.reduce import onnx_steps, relax_steps
 from harness.reduce.relax_steps import RelaxModule
 from harness.signature import Signature
-from harness.tvmapi.pipelines import Options
 from harness.verdict import BadInput, Result
 
 STATE = "reduce-state.json"

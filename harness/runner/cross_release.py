@@ -25,11 +25,12 @@ from harness import classify
 from harness.catalog import cases as catalog
 from harness.catalog.known_issues import CROSS_RELEASE_PATH
 from harness.classify import HarnessBug
+from harness.options import Options
 from harness.oracles import cross_release as oracle
 from harness.runner.path_runner import PathRunner, import_model
 from harness.runner.recorder import Emit, Recorder
 from harness.tvmapi import calls, copiers, loading
-from harness.tvmapi.pipelines import EXTRACT, Options
+from harness.tvmapi.pipelines import EXTRACT
 from harness.verdict import Result, StageRecord, Violation, first_line
 
 MODULE, SAVED, TUNING_LOG = "module.json", "saved.json", "tuning-log"

@@ -20,6 +20,7 @@ from typing import Callable
 
 from harness import classify, doors
 from harness.classify import HarnessBug
+from harness.options import Options
 from harness.oracles import roundtrip
 from harness.oracles.copies import CopyChecks
 from harness.oracles.fingerprint import Fingerprint
@@ -27,7 +28,7 @@ from harness.runner.mutations import MutationBlame
 from harness.runner.recorder import Emit, Recorder, no_emit
 from harness.tvmapi import calls, copiers, errors, loading
 from harness.tvmapi.pass_guard import PassGuard, Watched
-from harness.tvmapi.pipelines import Options, Pipeline, build
+from harness.tvmapi.pipelines import Pipeline, build
 from harness.verdict import Result, StageRecord, Violation
 
 Stop = Callable[[Result], bool]   # True: the result is decided, skip the remaining checks

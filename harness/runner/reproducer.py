@@ -20,8 +20,9 @@ import re
 import string
 
 from harness import doors
+from harness.options import Options
 from harness.tvmapi import copiers, targets
-from harness.tvmapi.pipelines import Options, build
+from harness.tvmapi.pipelines import build
 from harness.verdict import BadInput, Violation
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")

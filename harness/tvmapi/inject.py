@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Callable
 
+from harness import classify
 from harness.tvmapi import calls
 from harness.verdict import BadInput
 
@@ -40,17 +41,8 @@ def load_module(target: str, flag: str = "--inject-pass"):
     source = getattr(module, "__file__", None)
     if source:   # its frames are the code under test, wherever it is installed
         package = hasattr(module, "__path__")
-        _USER_CODE.add(os.path.realpath(os.path.dirname(source) if package else source))
+        classify.add_user_code(os.path.dirname(source) if package else source)
     return module
-
-
-_USER_CODE: set[str] = set()
-
-
-def user_code() -> frozenset[str]:
-    """Real paths of the files (and package folders) of the hooks loaded so far: the code
-    under test, never the harness's fault, even when installed under site-packages."""
-    return frozenset(_USER_CODE)
 
 
 def split_spec(spec: str, flag: str) -> tuple[str, str]:

@@ -19,8 +19,8 @@ import dataclasses
 import functools
 from typing import Any, Callable
 
+from harness.options import LAYOUTS
 from harness.tvmapi import calls, ir, loading, targets
-from harness.tvmapi.pipelines import LAYOUTS
 from harness.verdict import first_line
 
 RELAX = "relax.transform"

@@ -21,47 +21,14 @@ import shutil
 import tempfile
 from typing import Any, Callable
 
+from harness.options import LAYOUTS, PATH_NAMES, Options
 from harness.tvmapi import calls, inject, loading, structure, targets
 from harness.verdict import BadInput
 
-LAYOUTS = {
-    "nchw": None,
-    # The modern AlterOpLayout: the rewrite the seed bug came from.
-    "nhwc": {"relax.nn.conv2d": ["NHWC", "OHWI"]},
-}
 EXTRACT = "extract-tasks"
 TUNE = "tune"
 COMPILE = "compile"
 INJECTED = inject.INJECTED
-PATH_NAMES = ("extract", "tune", "compile")   # what users choose; `pass` is the sweep's
-# What each path's outcome_count counts.
-OUTCOME_UNITS = {"extract": "tasks", "tune": "workloads", "compile": "code parts",
-                 "pass": "modules"}
-
-
-@dataclasses.dataclass
-class Options:
-    layout: str = "nchw"
-    target: str = "llvm"
-    num_cores: int = 2
-    inject_pass: str | None = None     # MODULE:FUNC or path/to/file.py:FUNC
-    inject_before: str | None = None   # the stage the injected pass runs before (default: final)
-    full_copies: bool = False          # also run the whole path on each copy
-    desired_layouts: dict | None = None  # ConvertLayout's map; overrides `layout`
-    checks: bool = True                # False: bare extraction, for benchmarks
-    path: str = "extract"              # extract | tune | compile (PATHS)
-    trials: int = 4                    # tune: total_trials of static_shape_tuning_pipeline
-    prepack: bool = False              # tune: cpu_weight_prepack (the layout-rewrite passes)
-    pass_guard: bool = True            # False: the stage-level guard only (benchmarks)
-    keep_crash_input: bool = False     # write each pass's input JSON first (crash evidence)
-    sweep_pass: str | None = None      # path `pass`: FoldConstant, tirx.ConvertSSA (passes.py)
-    sweep_point: str = "imported"      # path `pass`: imported | legalized | fused
-    sweep_register: str | None = None  # path `pass`: a file registering more passes
-
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)
-
-
 @dataclasses.dataclass
 class Stage:
     name: str

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import tempfile
 
+from harness.options import Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.runner.cross_release import result_options
-from harness.tvmapi.pipelines import Options
 from harness.verdict import Result, StageRecord
 
 
