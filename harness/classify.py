@@ -89,8 +89,11 @@ class HarnessBug(Exception):
 
 
 def raise_if_ours(exc: BaseException, stage: str) -> None:
-    """Re-raise `exc` as a HarnessBug when the harness's own code raised it."""
+    """Re-raise `exc` as a HarnessBug when the harness's own code raised it. A HarnessBug
+    passes through; one raised where no stage was known (stage "": a copier, the pass
+    guard) takes the stage of the first caller that knows it."""
     if isinstance(exc, HarnessBug):
+        exc.stage = exc.stage or stage
         raise exc
     if origin(exc) == HARNESS:
         raise HarnessBug(stage, exc) from exc
@@ -109,10 +112,16 @@ class Call:
     seconds: float = 0.0
 
     @classmethod
-    def of(cls, stage: str, function: Callable, *args, **kwargs) -> "Call":
+    def of(cls, stage: str, function: Callable, *args,
+           reraise: tuple[type[Exception], ...] = (), **kwargs) -> "Call":
+        """`reraise` (pytest's own word): exceptions our code raises on purpose to say what
+        the call decided (cannot test here; a copier that cannot carry this module), which
+        leave as they are."""
         started = time.perf_counter()
         try:
             value = function(*args, **kwargs)
+        except reraise:
+            raise
         except Exception as exc:  # noqa: BLE001 - decided here: ours raised, TVM's kept
             raise_if_ours(exc, stage)
             return cls(stage, error=exc, seconds=time.perf_counter() - started)

@@ -18,11 +18,14 @@ import os
 
 import pytest
 
+from harness.verdict import Outcome
+
 INVARIANTS = {
-    "no-mutation": ("mutated",),
-    "lossless-roundtrip": ("lossy-roundtrip",),
+    "no-mutation": (Outcome.MUTATED,),
+    "lossless-roundtrip": (Outcome.LOSSY_ROUNDTRIP,),
 }
-INCOMPLETE = ("crash", "timeout", "error")   # the invariants could not be established
+# the invariants could not be established
+INCOMPLETE = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR)
 # Cases tagged so in cases/catalog.toml also run `--path compile` in the default run.
 COMPILE_TAG = "compile"
 
@@ -224,8 +227,9 @@ def pytest_collection_modifyitems(config, items):
         return
     from harness.catalog import known_issues
     from harness.tvmapi import loading
+    from harness.verdict import Outcome
     known = next((entry for entry in known_issues.in_scope("in-process", loading.versions())
-                  if entry.verdict == "crash"), None)
+                  if entry.verdict == Outcome.CRASH), None)
     if known is None:
         return
     skip = pytest.mark.skip(reason=f"this TVM stack crashes in-process: {known.reference}")
@@ -265,9 +269,11 @@ def case_result(request, catalog_case, harness_path, _harness_results):
 def assert_invariant(result, invariant: str, command: str) -> None:
     """Pass, xfail as a registered issue, or fail with the violations and a reproducer."""
     from harness.catalog import known_issues
-    if result.verdict == "unsupported":
+    from harness.verdict import Outcome
+    if result.verdict == Outcome.UNSUPPORTED:
         pytest.skip(f"cannot test on this TVM: {result.violations[0].detail}")
-    judgement = known_issues.judge(result, INVARIANTS[invariant] + INCOMPLETE + ("harness-error",))
+    judgement = known_issues.judge(result, INVARIANTS[invariant] + INCOMPLETE
+                                   + (Outcome.HARNESS_ERROR,))
     if judgement.unknown or judgement.stale:
         lines = [v.one_line() for v in judgement.unknown] + judgement.lines()
         pytest.fail(f"{result.case}: {invariant} does not hold ({judgement.status})\n  "

@@ -21,7 +21,7 @@ import dataclasses
 import fnmatch
 import re
 
-from harness.verdict import PHASES, VERDICTS, BadInput, Result, Violation
+from harness.verdict import PHASES, VERDICTS, BadInput, Outcome, Phase, Result, Violation
 
 _MASKS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
@@ -42,12 +42,12 @@ def normalize(message: str) -> str:
 
 
 def _message(violation: Violation) -> str:
-    """The part of the detail that names the bug: a mutation's or timeout's detail names
-    the place (kind/stage/pass do that), a crash's first word is its signal."""
-    if violation.kind in ("mutated", "timeout"):
+    """What names the bug: a mutation's or timeout's detail names the place (kind, stage
+    and pass do that), a crash's is its signal (a typed field, none for a bare exit)."""
+    if violation.kind in (Outcome.MUTATED, Outcome.TIMEOUT):
         return ""
-    if violation.kind == "crash":
-        return violation.detail.split(" ", 1)[0] if violation.detail.startswith("SIG") else ""
+    if violation.kind == Outcome.CRASH:
+        return violation.signal or ""
     return normalize(violation.detail)
 
 
@@ -57,12 +57,13 @@ class Signature:
     stage: str
     pass_name: str | None
     message: str
-    phase: str = "stage"
+    phase: str = Phase.STAGE
 
     @classmethod
     def of(cls, violation: Violation) -> "Signature":
-        return cls(violation.kind, violation.stage, violation.pass_name, _message(violation),
-                   violation.phase)
+        # plain names: a signature crosses processes and files as text
+        return cls(str(violation.kind), violation.stage, violation.pass_name,
+                   _message(violation), str(violation.phase))
 
     def found_in(self, result: Result) -> bool:
         return self.first_in(result) is not None
@@ -72,12 +73,12 @@ class Signature:
         return next((v for v in result.violations if Signature.of(v) == self), None)
 
     def text(self) -> str:
-        stage = self.stage if self.phase == "stage" else f"{self.stage}/{self.phase}"
+        stage = self.stage if self.phase == Phase.STAGE else f"{self.stage}/{self.phase}"
         head = f"{self.kind}:{stage}:{self.pass_name or NO_PASS}"
         return f"{head}:{self.message}" if self.message else head
 
     def describe(self) -> str:
-        where = self.stage + (f" ({self.phase})" if self.phase != "stage" else "")
+        where = self.stage + (f" ({self.phase})" if self.phase != Phase.STAGE else "")
         where += f", pass {self.pass_name}" if self.pass_name else ""
         return f"{self.kind} at {where}" + (f": {self.message}" if self.message else "")
 
@@ -126,10 +127,10 @@ class Pattern:
     def parse(cls, text: str) -> "Pattern":
         parts = split(text)
         kind = parts[0]
-        if not kind or kind == "pass" or (kind not in VERDICTS
-                                          and not any(c in kind for c in "*?[")):
+        if not kind or kind == Outcome.PASS or (kind not in VERDICTS
+                                                and not any(c in kind for c in "*?[")):
             raise BadInput(f"--match {text!r}: a signature starts with a violation kind "
-                           f"({', '.join(v for v in VERDICTS if v != 'pass')}), e.g. "
+                           f"({', '.join(v for v in VERDICTS if v != Outcome.PASS)}), e.g. "
                            "'mutated:zero-pipeline:tirx.AnnotateEntryFunc' or 'crash:*'; "
                            "`check` prints each violation's signature")
         parts += ["*"] * (4 - len(parts))

@@ -175,6 +175,8 @@ class Violation:
     pass_index: int | None = None  # its position among the passes the stage ran (1-based)
     phase: Phase = Phase.STAGE     # what was running when it was seen
     copier: str | None = None      # phase copy: deepcopy | json | tvmscript (or a hook's)
+    signal: str | None = None      # a crash's signal (SIGSEGV), None for an exit without one
+    copied: str | None = None      # phase copy: which module was copied, "input" | "output"
 
     def __post_init__(self):
         self.kind = Outcome.of(self.kind)   # a name read back from JSON becomes a member
@@ -199,6 +201,9 @@ class Violation:
     def to_json(self) -> dict:
         data = dataclasses.asdict(self)
         data["pass"] = data.pop("pass_name")
+        for name in _ONLY_WHEN_SET:
+            if data[name] is None:
+                del data[name]
         return data
 
     @classmethod
@@ -208,9 +213,26 @@ class Violation:
             data["pass_name"] = data.pop("pass")
         if "path" in data:   # the name before 2026-12 (a journal's older rows)
             data["access_path"] = data.pop("path")
+        _typed_facts_of_older_rows(data)
         # an event's name, a printed signature: derived, not fields
         names = {field.name for field in dataclasses.fields(cls)}
         return cls(**{key: value for key, value in data.items() if key in names})
+
+
+# Fields left out of a violation's JSON when unset: rows without them read as before.
+_ONLY_WHEN_SET = ("signal", "copied")
+
+
+def _typed_facts_of_older_rows(data: dict) -> None:
+    """Rows written before `signal` and `copied` were fields said them in the detail text
+    ("SIGSEGV in stage ...", "json copy of the output ..."): read here once, never by a
+    use site."""
+    detail = str(data.get("detail", ""))
+    if data.get("kind") == Outcome.CRASH and "signal" not in data and detail.startswith("SIG"):
+        data["signal"] = detail.split(" ", 1)[0]
+    if data.get("phase") == Phase.COPY and "copied" not in data:
+        data["copied"] = next((what for what in ("input", "output")
+                               if f" copy of the {what}" in detail), None)
 
 
 @dataclasses.dataclass

@@ -12,7 +12,7 @@ import sys
 import pytest
 from helpers import ROOT
 
-from harness.versions import commit_step
+from harness.versions import commit_step, source_build, source_checkout
 
 GOOD_C = "int tvm_answer(void) { return 42; }\n"
 BROKEN_C = "int tvm_answer(void) { return 42 }\n"     # a commit that does not compile
@@ -63,9 +63,9 @@ def _step(repo, tmp_path, *extra, llvm="16.0.6"):
 
 def _have_build_tools() -> bool:
     try:
-        commit_step.find_cmake(), commit_step.find_ninja()
+        source_build.find_cmake(), source_build.find_ninja()
         return True
-    except commit_step.EnvironmentProblem:
+    except source_checkout.EnvironmentProblem:
         return False
 
 
@@ -103,17 +103,17 @@ def test_an_llvm_older_than_15_aborts_naming_the_package(toy, tmp_path):
 def test_no_llvm_on_path_aborts(monkeypatch, tmp_path):
     monkeypatch.delenv("HARNESS_LLVM_CONFIG", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(commit_step.EnvironmentProblem, match="no llvm-config of LLVM >= 15"):
-        commit_step.find_llvm_config()
+    with pytest.raises(source_checkout.EnvironmentProblem, match="no llvm-config of LLVM >= 15"):
+        source_build.find_llvm_config()
 
 
 def test_a_cmake_older_than_3_26_aborts_naming_the_extra(monkeypatch, tmp_path):
     old = tmp_path / "cmake"
     old.write_text("#!/bin/sh\necho 'cmake version 3.25.1'\n")
     old.chmod(0o755)
-    monkeypatch.setattr(commit_step, "_tool", lambda name: str(old))
-    with pytest.raises(commit_step.EnvironmentProblem, match=r"found 3\.25\.1.*\.\[build\]"):
-        commit_step.find_cmake()
+    monkeypatch.setattr(source_build, "_tool", lambda name: str(old))
+    with pytest.raises(source_checkout.EnvironmentProblem, match=r"found 3\.25\.1.*\.\[build\]"):
+        source_build.find_cmake()
 
 
 def test_a_missing_submodule_aborts(tmp_path):
@@ -242,8 +242,8 @@ def test_a_nested_submodule_a_mirror_lacks_builds_its_newest_and_says_so(tmp_pat
     for key, value in (("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "protocol.file.allow"),
                        ("GIT_CONFIG_VALUE_0", "always")):   # local "mirrors", as file URLs
         monkeypatch.setenv(key, value)
-    commit_step.update_submodules(str(checkout), ("3rdparty/tvm-ffi",),
-                                  ("3rdparty/dlpack", "3rdparty/backtrace"))
+    source_checkout.update_submodules(str(checkout), ("3rdparty/tvm-ffi",),
+                                      ("3rdparty/dlpack", "3rdparty/backtrace"))
     nested = checkout / "3rdparty" / "tvm-ffi" / "3rdparty"
     head = lambda path: subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"],  # noqa: E731
                                        capture_output=True, text=True).stdout.strip()

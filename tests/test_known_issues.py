@@ -6,7 +6,7 @@ tests/test_reproducers.py.
 """
 import pytest
 
-from harness.catalog import known_issues
+from harness.catalog import issue_entry, known_issues
 from harness.verdict import BadInput, Result, StageRecord, Violation, exit_code_of_rows
 
 REGISTRY = """
@@ -143,7 +143,8 @@ def test_scope_is_case_stack_layout_and_path(registry):
 
 
 def test_incomplete_or_injected_runs_do_not_make_entries_stale(registry):
-    crash = result("yolov3-tiny", Violation("crash", "zero-pipeline", "(process)", "SIGSEGV"))
+    crash = result("yolov3-tiny", Violation("crash", "zero-pipeline", "(process)", "SIGSEGV",
+                                            signal="SIGSEGV"))
     assert known_issues.judge(crash).stale == [] and known_issues.judge(crash).status == "new"
     injected = result("yolov3-tiny", inject_pass="tests/seeded.py:mutate_in_place")
     assert known_issues.judge(injected).status == "pass"
@@ -175,7 +176,8 @@ def test_only_entries_naming_the_cross_release_path_go_stale_on_its_results(regi
     on_0_1_15.tvm_ffi_version = "0.1.15.post2"
     stale = known_issues.judge(on_0_1_15).stale   # the crash entry is not among them
     assert [entry.reference for entry in stale] == ["0.27 cannot load what 0.26 saved"]
-    on_0_1_15.add(Violation("crash", "cross-release", "(process)", "SIGSEGV", phase="copy"))
+    on_0_1_15.add(Violation("crash", "cross-release", "(process)", "SIGSEGV", phase="copy",
+                            signal="SIGSEGV"))
     assert known_issues.judge(on_0_1_15).status == "known"   # it may still explain
     checked = result("conv", stages=["zero-pipeline"])
     checked.tvm_ffi_version = "0.1.15.post2"
@@ -307,11 +309,11 @@ def test_suite_entries_are_matched_by_signature_as_results_are(tmp_path, monkeyp
 
 
 def test_access_paths_match_exactly_or_with_star_only():
-    assert known_issues._star_matches('a.functions[I.GlobalVar("main")]',
-                                      'a.functions[I.GlobalVar("main")]')
-    assert not known_issues._star_matches("a.f[0]", "a.f0")   # brackets are not classes
-    assert known_issues._star_matches("*.dtype", "x.params[0].ty.dtype")
-    assert not known_issues._star_matches("*.dtype", "x.params[0].ty")
+    assert issue_entry._star_matches('a.functions[I.GlobalVar("main")]',
+                                     'a.functions[I.GlobalVar("main")]')
+    assert not issue_entry._star_matches("a.f[0]", "a.f0")   # brackets are not classes
+    assert issue_entry._star_matches("*.dtype", "x.params[0].ty.dtype")
+    assert not issue_entry._star_matches("*.dtype", "x.params[0].ty")
 
 
 # ---- matched by signature first: known wherever the bug shows -------------
@@ -415,7 +417,8 @@ def test_case_only_vague_and_crash_entries_stay_in_their_cases(signatures):
     anything = convert_layout_error("InternalError: Invalid SLayout")
     assert known_issues.judge(result("conv-sum-nhwc", anything, layout="nhwc")).status == \
         "known"
-    segfault = Violation("crash", "zero-pipeline", "(process)", "SIGSEGV in stage x")
+    segfault = Violation("crash", "zero-pipeline", "(process)", "SIGSEGV in stage x",
+                         signal="SIGSEGV")
     assert known_issues.judge(result("conv", segfault)).status == "known"
     for violation in (bad_alloc, anything, segfault):
         judgement = known_issues.judge(result(USERS_MODEL, violation, layout="nhwc"))
@@ -451,7 +454,9 @@ def test_every_built_in_entry_says_how_it_is_told_apart_outside_its_cases():
     """An error or lossy-roundtrip entry scoped to some cases carries the message that
     names its bug, or says why it applies to its cases only."""
     import os
-    entries = known_issues.read(os.path.join(known_issues.CASES_DIR, "known_issues.toml"))
+
+    from harness.catalog.cases import CASES_DIR
+    entries = issue_entry.read(os.path.join(CASES_DIR, "known_issues.toml"))
     silent = [entry.id for entry in entries if entry.verdict in ("error", "lossy-roundtrip")
               and entry.case != ("*",) and not (entry.message or entry.case_only)]
     assert not silent

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from harness.catalog import graphs, known_issues
 from harness.cli import fuzz
+from harness.cli.fuzz_graphs import graph_specs, to_relax
 from harness.options import Options
 from harness.oracles import attrs_sweep as attrs_check
 from harness.tvmapi import calls, ir, loading, reflection
@@ -23,15 +24,23 @@ pytestmark = pytest.mark.in_process_tvm
 DOORS = st.sampled_from(["onnx", "relax"])
 
 
-@given(graphs.graph_specs())
+@given(graph_specs())
 def test_strategy_graphs_are_valid_through_both_doors(spec):
     model = graphs.to_onnx(spec)
     onnx.checker.check_model(model, full_check=True)
     assert ir.well_formed(calls.from_onnx(model))
-    assert ir.well_formed(graphs.to_relax(spec))
+    assert ir.well_formed(to_relax(spec))
 
 
-@given(graphs.graph_specs(), DOORS)
+def test_every_op_of_the_table_is_built_by_both_builders():
+    """One entry per op in the catalog's table (data, no TVM); its Relax builder lives in
+    tvmapi, keyed by the same name: a new op without one is refused here, not mid-fuzz."""
+    from harness.tvmapi import graph_relax
+    assert set(graphs.OPS) == set(graph_relax.BUILDERS)
+    assert all(op.name == name for name, op in graphs.OPS.items())
+
+
+@given(graph_specs(), DOORS)
 def test_path_keeps_both_invariants_and_is_deterministic(spec, door):
     result, _ = fuzz.check_and_steer(spec, door, Options())
     # Registered known issues (tirx.AnnotateEntryFunc on graphs FoldConstant evaluates)
@@ -151,7 +160,7 @@ def test_attrs_cli_prints_a_row_per_type():
 
 @settings(max_examples=300, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
-@given(graphs.graph_specs())
+@given(graph_specs())
 def test_every_generated_graph_has_positive_shapes_and_imports(spec):
     """Valid by construction: no strategy may produce a zero-size tensor (conv_transpose with
     pad k-1 on a 2-pixel input once did)."""

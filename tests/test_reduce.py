@@ -11,11 +11,13 @@ from helpers import cli, cli_here, seeded
 
 from harness.catalog import cases as catalog
 from harness.options import Options
+from harness.reduce import phases
 from harness.reduce.driver import Reducer
 from harness.signature import Signature
 from harness.verdict import Result, Violation
 
 TVMSCRIPT_LINE_GOAL = 40
+DROPS = phases.named("node drops")
 
 
 def _tvmscript_lines(repro: str) -> int:
@@ -110,13 +112,13 @@ def test_node_drops_stay_in_place_after_a_drop_and_never_recheck_a_candidate(tmp
     original = reducer.check
     reducer.check = lambda candidate: checked.append(candidate.SerializeToString()) or \
         original(candidate)
-    reduced = reducer._drops(model)
+    reduced = reducer.reduce(DROPS, model)
     assert [node.op_type for node in reduced.graph.node].count("Conv") >= 1
     assert len(reduced.graph.node) < len(model.graph.node)
     assert len(checked) == len(set(checked)) == reducer.state.candidates   # each once
     # the same walk again asks nothing new: every candidate is remembered by its bytes
     before = reducer.state.candidates
-    assert reducer._drops(model).SerializeToString() == reduced.SerializeToString()
+    assert reducer.reduce(DROPS, model).SerializeToString() == reduced.SerializeToString()
     assert reducer.state.candidates == before
 
 

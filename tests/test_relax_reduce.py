@@ -1,213 +1,20 @@
-"""The Relax-level reducer: its edits of `main` (before/expected modules in TVMScript, as
-TVM's own tests write them), its phases' walk (no TVM: a fake module and check), and a
+"""The Relax-level reducer: its phases' walk (no TVM: a fake module and check), and a
 seeded fault in a module file that only this reducer can shrink, reduced to its two
-bindings and a repro.py that reproduces, through an interruption and --resume."""
+bindings and a repro.py that reproduces, through an interruption and --resume. Its edits
+of `main` are tested in test_relax_edit.py."""
 import json
 import os
 import subprocess
 import sys
 
-import pytest
 from helpers import cli_here, seeded
 
 from harness.options import Options
-from harness.reduce import relax_steps
+from harness.reduce import phases
 from harness.reduce.driver import Reducer
-from harness.reduce.relax_steps import RelaxModule
+from harness.reduce.kinds import RelaxModule
 from harness.signature import Signature
 from harness.verdict import Result, Violation
-
-# ---- the edits, in-process ----------------------------------------------------------
-
-
-def _chain():
-    """Six bindings, two parameters; `a` is read twice, `x` three times."""
-    from tvm.script import ir as I
-    from tvm.script import relax as R
-
-    @I.ir_module
-    class Before:
-        @R.function
-        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
-                -> R.Tensor((2, 3), "float32"):
-            with R.dataflow():
-                a = R.add(x, y)
-                b = R.nn.relu(a)
-                c = R.multiply(b, x)
-                d = R.sum(c, axis=[1])  # noqa: F841 - dead: edits drop it
-                e = R.add(c, a)
-                gv = R.nn.relu(e)
-                R.output(gv)
-            return gv
-    return Before
-
-
-def _assert_equal(actual, expected):
-    import tvm
-    assert actual is not None
-    tvm.ir.assert_structural_equal(actual, expected)
-
-
-@pytest.mark.in_process_tvm
-def test_cut_ends_main_at_a_binding_and_drops_what_the_output_does_not_need():
-    from tvm.script import ir as I
-    from tvm.script import relax as R
-
-    from harness.tvmapi import relax_edit
-
-    @I.ir_module
-    class Expected:
-        @R.function
-        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
-                -> R.Tensor((2, 3), "float32"):
-            with R.dataflow():
-                a = R.add(x, y)
-                b = R.nn.relu(a)
-                R.output(b)   # a dataflow var made the output: now visible outside
-            return b
-
-    before = _chain()
-    assert relax_edit.size(before) == (6, 0)
-    _assert_equal(relax_edit.cut(before, 1), Expected)
-    assert relax_edit.cut(before, 5) is None   # the last binding: nothing would change
-    assert relax_edit.cut(before, 6) is None
-
-
-@pytest.mark.in_process_tvm
-def test_start_after_makes_parameters_of_what_the_rest_reads():
-    from tvm.script import ir as I
-    from tvm.script import relax as R
-
-    from harness.tvmapi import relax_edit
-
-    @I.ir_module
-    class Expected:
-        @R.function
-        def main(x: R.Tensor((2, 3), "float32"), a: R.Tensor((2, 3), "float32"),
-                 b: R.Tensor((2, 3), "float32")) -> R.Tensor((2, 3), "float32"):
-            with R.dataflow():   # `y` went: nothing reads it any more
-                c = R.multiply(b, x)
-                e = R.add(c, a)
-                gv = R.nn.relu(e)
-                R.output(gv)
-            return gv
-
-    # `a` and `b` (bound up to binding 1) are read later: both become parameters; `d` is
-    # dead and goes with dead code elimination.
-    _assert_equal(relax_edit.start_after(_chain(), 1), Expected)
-
-
-@pytest.mark.in_process_tvm
-def test_drop_reads_an_argument_of_its_type_or_a_new_parameter():
-    from tvm.script import ir as I
-    from tvm.script import relax as R
-
-    from harness.tvmapi import relax_edit
-
-    @I.ir_module
-    class WithoutRelu:
-        @R.function
-        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
-                -> R.Tensor((2, 3), "float32"):
-            with R.dataflow():
-                a = R.add(x, y)
-                c = R.multiply(a, x)
-                e = R.add(c, a)
-                gv = R.nn.relu(e)
-                R.output(gv)
-            return gv
-
-    @I.ir_module
-    class MultiplyAsParameter:
-        @R.function
-        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32"),
-                 c: R.Tensor((2, 3), "float32")) -> R.Tensor((2, 3), "float32"):
-            with R.dataflow():
-                a = R.add(x, y)
-                e = R.add(c, a)
-                gv = R.nn.relu(e)
-                R.output(gv)
-            return gv
-
-    @I.ir_module
-    class WithoutTheOutput:
-        @R.function
-        def main(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
-                -> R.Tensor((2, 3), "float32"):
-            with R.dataflow():
-                a = R.add(x, y)
-                b = R.nn.relu(a)
-                c = R.multiply(b, x)
-                e = R.add(c, a)
-                R.output(e)   # the plain output var's stand-in becomes visible
-            return e
-
-    before = _chain()
-    _assert_equal(relax_edit.drop(before, 1, "arg"), WithoutRelu)
-    _assert_equal(relax_edit.drop(before, 2, "param"), MultiplyAsParameter)
-    _assert_equal(relax_edit.drop(before, 5, "arg"), WithoutTheOutput)
-    assert relax_edit.drop(before, 3, "arg") is None   # R.sum changes the shape
-
-
-@pytest.mark.in_process_tvm
-def test_constants_become_parameters_one_or_all_or_zeros():
-    import numpy as np
-    from tvm import relax
-    from tvm.script import ir as I
-    from tvm.script import relax as R
-
-    from harness.tvmapi import relax_edit
-    from harness.tvmapi.ir import tensor_annotation
-
-    x = relax.Var("x", tensor_annotation((1, 4), "float32"))
-    builder = relax.BlockBuilder()
-    with builder.function("main", [x], attrs={"num_input": 1}):
-        with builder.dataflow():
-            w = relax.const(np.arange(8, dtype="float32").reshape(4, 2))
-            b = relax.const(np.ones(2, dtype="float32"))
-            y = builder.emit(relax.op.matmul(x, w))
-            z = builder.emit(relax.op.add(y, b))
-            out = builder.emit_output(relax.op.multiply(z, relax.const(2.0, "float32")))
-        builder.emit_func_output(out)
-    before = builder.get()
-
-    @I.ir_module
-    class AllParameters:
-        @R.function
-        def main(x: R.Tensor((1, 4), "float32"), c0: R.Tensor((4, 2), "float32"),
-                 c1: R.Tensor((2,), "float32")) -> R.Tensor((1, 2), "float32"):
-            R.func_attr({"num_input": 3})   # the new parameters are inputs too
-            with R.dataflow():
-                y = R.matmul(x, c0)
-                z = R.add(y, c1)
-                gv = R.multiply(z, R.const(2.0, "float32"))   # a scalar prints inline: kept
-                R.output(gv)
-            return gv
-
-    assert relax_edit.size(before) == (3, 10)
-    params = relax_edit.constants_to_params(before)
-    _assert_equal(params, AllParameters)
-    assert relax_edit.size(params) == (3, 0)
-    one = relax_edit.constants_to_params(before, [1])   # the bias only
-    assert relax_edit.size(one) == (3, 8) and len(one["main"].params) == 2
-    rest = relax_edit.constants_to_params(one)   # a name of its own for the next one
-    assert [relax_edit.var_name(param) for param in rest["main"].params] == ["x", "c0", "c1"]
-    assert int(rest["main"].attrs["num_input"]) == 3
-    zeros = relax_edit.constants_to_zeros(before)
-    assert relax_edit.size(zeros) == (3, 10)
-    assert not any(relax_edit.values(c).any() for c in relax_edit.constants(zeros))
-    assert relax_edit.constants_to_zeros(zeros) is None   # nothing left to zero
-
-
-@pytest.mark.in_process_tvm
-def test_an_edited_module_prints_and_parses_back_as_itself(tmp_path):
-    """Candidates travel as TVMScript files: what a child wrote is what the check reads."""
-    from harness.tvmapi import relax_edit, structure
-    edited = relax_edit.start_after(_chain(), 0)
-    for form in ("tvmscript", "json"):
-        path = relax_edit.save(edited, str(tmp_path / form), form)
-        assert structure.structural_equal(relax_edit.load(path), edited), form
-
 
 # ---- the phases' walk, without TVM ------------------------------------------------
 
@@ -221,7 +28,7 @@ def _fake(tmp_path, monkeypatch, ops: list[str]):
 
     def run_isolated(case, options, timeout, task=None):
         result = Result("candidate")
-        with open(task["module"] if task else case) as handle:
+        with open(case) as handle:   # a task's module is its case: the file it reads
             names = json.load(handle)
         if task is None:
             checked.append(tuple(names))
@@ -257,17 +64,18 @@ def test_the_relax_phases_shrink_to_the_failing_pair_and_never_ask_twice(tmp_pat
     ops = ["relu", "add", "matmul", "add", "exp", "matmul", "softmax", "add", "softmax",
            "tanh", "matmul", "relu"]
     reducer, module, asked, checked = _fake(tmp_path, monkeypatch, ops)
-    module = relax_steps.prefix(reducer, module)
+    module = reducer.reduce(phases.named("relax: shortest failing prefix"), module)
     assert json.loads(module.text) == ops[:7]          # ends at the first failing softmax
-    module = relax_steps.start(reducer, module)
+    module = reducer.reduce(phases.named("relax: latest failing start"), module)
     assert json.loads(module.text) == ["matmul", "softmax"]
     edits = len(asked)
-    assert relax_steps.drops(reducer, module) is module   # nothing more to drop
+    drops = phases.named("relax: binding drops")
+    assert reducer.reduce(drops, module) is module   # nothing more to drop
     assert len(asked) == edits + 4   # each binding by an argument, then by a parameter
     # each distinct candidate checked once ([softmax] alone was a start already) ...
     assert len(checked) == len(set(checked)) == reducer.state.candidates
     # ... and the same walk again asks no child anything: every edit is remembered
-    assert relax_steps.drops(reducer, module) is module and len(asked) == edits + 4
+    assert reducer.reduce(drops, module) is module and len(asked) == edits + 4
     assert json.loads((tmp_path / "best.py").read_text()) == ["matmul", "softmax"]
     state = json.loads((tmp_path / "reduce-state.json").read_text())
     assert (state["bindings"], state["best"], state["accepted"]) == (2, "best.py", 2)
@@ -388,19 +196,3 @@ def test_a_harness_error_while_checking_a_candidate_stops_the_reduction(tmp_path
     assert "stopped: the check of candidate 1 ended in a harness error" in err, err
     assert "seeded" in err and (out_dir / "reduce-state.json").exists()
     assert not (out_dir / "repro.py").exists()   # no reproducer of a failure we caused
-
-
-@pytest.mark.in_process_tvm
-def test_a_bug_in_the_rewriter_is_ours_never_an_edit_that_does_not_apply(monkeypatch):
-    """TVM refusing an edit means it does not apply (None); an exception of our own code
-    in the edit is a HarnessBug (the child's harness-error: the reducer stops)."""
-    from harness.classify import HarnessBug
-    from harness.tvmapi import relax_edit
-    mod = _chain()
-    assert relax_edit.drop(mod, 0) is not None
-
-    # seeded: the well-formedness helper raises from our frame (a C callable: no frame of
-    # the test's own, which classify would count as user code under test)
-    monkeypatch.setattr(relax_edit, "well_formed", {}.__getitem__)
-    with pytest.raises(HarnessBug, match="KeyError"):
-        relax_edit.drop(mod, 0)

@@ -12,7 +12,7 @@ from harness.verdict import BadInput, Result, Violation
 ANNOTATE = Violation("mutated", "zero-pipeline", "(pass input)", "rebound in place",
                      "tirx.AnnotateEntryFunc", 48)
 SEGFAULT = Violation("crash", "import", "(process)", "SIGSEGV in stage import (checks); "
-                     "native stack: tvm::ffi::ToJSONGraph", phase="checks")
+                     "native stack: tvm::ffi::ToJSONGraph", phase="checks", signal="SIGSEGV")
 DROPOUT = Violation("error", "convert-layout", "(exception)", "InternalError: Check failed: "
                     "(msgs[3].IsNested()) is false: Expected nested to match tuple",
                     "ConvertLayout", 1)
@@ -72,7 +72,8 @@ def test_found_in_picks_the_violation_with_the_signature_among_several():
         result) is None
     # the phase is part of it: the same crash in a copy is another failure
     assert Signature.of(SEGFAULT) != Signature.of(
-        Violation("crash", "import", "(process)", SEGFAULT.detail, phase="copy"))
+        Violation("crash", "import", "(process)", SEGFAULT.detail, phase="copy",
+                  signal="SIGSEGV"))
 
 
 def test_check_prints_each_violations_signature_and_the_entry_that_explains_it():

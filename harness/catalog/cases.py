@@ -5,7 +5,8 @@ A user's catalog adds to the built-in one: each folder `HARNESS_CASES` names
 (its `builder:`, `darknet:` and `file:` sources resolve in that folder), a
 known_issues.toml and reproducers/, exactly like the built-in `cases/`.
 Listing never builds or loads a model, so `list` and pytest collection stay fast;
-`Case.model()` does the work when a check needs it.
+`Case.model()` does the work when a check needs it (catalog.sources: the source kinds,
+their doors, the model built).
 """
 from __future__ import annotations
 
@@ -13,19 +14,18 @@ import dataclasses
 import difflib
 import fnmatch
 import functools
-import importlib.util
 import os
 import tomllib
 
 import onnx
 
 from harness import doors
+from harness.catalog import sources
 from harness.paths import REPO_ROOT
 from harness.verdict import BadInput
 
 CASES_DIR = os.path.join(REPO_ROOT, "cases")   # the built-in catalog and registry
 USER_CASES = "HARNESS_CASES"
-TORCH_KINDS = ("torchvision", "torchvision-onnx", "transformers")
 
 
 def case_dirs() -> list[str]:
@@ -43,20 +43,10 @@ def case_dirs() -> list[str]:
     return dirs
 
 
-# Source kinds and the door their model goes through. The catalog's own sources make
-# models (an ONNX graph from a darknet cfg, a builder, the onnx wheel; a torchvision or
-# transformers model); `file:` is a user's file, its door picked by the file itself,
-# and `DOOR:FILE` (onnx:, torch:, torch-onnx:, relax:) names the door.
-SOURCE_DOORS = {"darknet": "onnx", "builder": "onnx", "onnx-wheel": "onnx", "onnx-node": "onnx",
-                "torchvision": "torch", "transformers": "torch",
-                "torchvision-onnx": "torch-onnx", "relax-file": "relax"}
-FILE_KINDS = ("file", "relax-file") + tuple(door.name for door in doors.DOORS)
-
-
 @dataclasses.dataclass(frozen=True)
 class Case:
     id: str
-    source: str                  # KIND:REF, a SOURCE_DOORS or FILE_KINDS kind
+    source: str                  # KIND:REF, a kind of catalog.sources
     tags: tuple[str, ...] = ()
     layout: str = "nchw"
     base: str = CASES_DIR        # the catalog folder its darknet:/builder:/file: refer to
@@ -75,7 +65,7 @@ class Case:
     def file(self) -> str | None:
         """The user's file a file source names (absolute), else None."""
         kind, _, ref = self.source.partition(":")
-        return os.path.join(self.base, ref) if kind in FILE_KINDS else None
+        return os.path.join(self.base, ref) if kind in sources.FILE_KINDS else None
 
     @property
     def door(self) -> doors.Door:
@@ -83,12 +73,13 @@ class Case:
         kind = self.source.partition(":")[0]
         if kind == "file":
             return doors.for_file(self.file)
-        if kind in FILE_KINDS:
-            return doors.named(SOURCE_DOORS.get(kind, kind))
-        if kind not in SOURCE_DOORS:
+        if kind in sources.FILE_KINDS:
+            return doors.named(sources.SOURCE_DOORS.get(kind, kind))
+        if kind not in sources.SOURCE_DOORS:
+            known = sorted(set(sources.SOURCE_DOORS) | set(sources.FILE_KINDS))
             raise BadInput(f"case {self.id}: unknown source kind {kind!r}; one of "
-                           f"{', '.join(sorted(set(SOURCE_DOORS) | set(FILE_KINDS)))}")
-        return doors.named(SOURCE_DOORS[kind])
+                           f"{', '.join(known)}")
+        return doors.named(sources.SOURCE_DOORS[kind])
 
     @property
     def needs_torch(self) -> bool:
@@ -102,32 +93,7 @@ class Case:
 
     def model(self):
         """The model its door imports (an onnx.ModelProto, a torch model, a Relax module)."""
-        kind, _, ref = self.source.partition(":")
-        if kind in FILE_KINDS:
-            return self.door.load(self.file)
-        if kind in TORCH_KINDS:
-            from harness.catalog import torch_cases
-            try:
-                return torch_cases.model_of(kind, ref)
-            except KeyError:
-                raise BadInput(f"case {self.id}: {kind} has no model {ref!r}") from None
-        if kind == "darknet":
-            from harness.catalog import darknet
-            with open(os.path.join(self.base, "darknet", ref)) as handle:
-                return darknet.build(handle.read())
-        if kind == "builder":
-            module, _, func = ref.rpartition(":")
-            builders = _builders(os.path.join(self.base, module or "handwritten.py"))
-            if not hasattr(builders, func):
-                raise BadInput(f"case {self.id}: {module or 'handwritten.py'} in {self.base} "
-                               f"has no builder {func!r}")
-            return getattr(builders, func)()
-        if kind == "onnx-wheel":
-            return onnx.load(os.path.join(onnx_data_dir(), ref))
-        if kind == "onnx-node":
-            from harness.catalog import onnx_node
-            return onnx.load(onnx_node.model_path(ref))
-        raise BadInput(f"case {self.id}: unknown source kind {kind!r}")
+        return sources.model(self)
 
     def manifest(self) -> dict:
         """id, source, door, tags, layout and the input shapes, from metadata only: no
@@ -138,28 +104,12 @@ class Case:
                 "tags": list(self.tags), "layout": self.layout, **manifests.metadata(self)}
 
 
-def onnx_data_dir() -> str:
-    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
-
-
-@functools.cache
-def _builders(path: str):
-    """A catalog's builder file (cases/handwritten.py for the built-in one), imported."""
-    if not os.path.exists(path):
-        raise BadInput(f"no builder file {path}")
-    name = "harness_cases_" + str(abs(hash(path)))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _discover(rule: dict, slow: set[str]) -> list[Case]:
     if rule.get("generated") == "onnx-node":
         return _discover_onnx_node(rule, slow)
     if rule.get("generated") == "torch":
         return _discover_torch(rule, slow)
-    base = os.path.join(onnx_data_dir(), rule["dir"])
+    base = os.path.join(sources.onnx_data_dir(), rule["dir"])
     if not os.path.isdir(base):
         return []
     wanted = set(rule.get("ops", []))
@@ -174,7 +124,7 @@ def _discover(rule: dict, slow: set[str]) -> list[Case]:
         case_id = os.path.splitext(entry)[0].removeprefix("test_")
         if wanted and not wanted & _op_types(path):
             continue
-        source = "onnx-wheel:" + os.path.relpath(path, onnx_data_dir())
+        source = "onnx-wheel:" + os.path.relpath(path, sources.onnx_data_dir())
         for layout in rule.get("layouts", ["nchw"]):
             variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
             tags = _tags(rule.get("tags", []), variant, slow)
@@ -346,7 +296,7 @@ def names_file(name: str) -> bool:
     """`name` means a file, not a case id or glob: DOOR:FILE, a door's suffix, a path."""
     kind, sep, _ = name.partition(":")
     suffixes = tuple(suffix for door in doors.DOORS for suffix in door.suffixes)
-    return bool(sep and kind in FILE_KINDS) or name.endswith(suffixes) or os.sep in name \
+    return bool(sep and kind in sources.FILE_KINDS) or name.endswith(suffixes) or os.sep in name \
         or os.path.isfile(name)
 
 
@@ -354,14 +304,15 @@ def file_case(name: str, validate: bool = True) -> Case:
     """The case of a user's file: `FILE` (its door picked by the file) or `DOOR:FILE`. Its
     id is the absolute path (`DOOR:` kept where it is not the file's own door)."""
     kind, sep, ref = name.partition(":")
-    if not (sep and kind in FILE_KINDS):
+    if not (sep and kind in sources.FILE_KINDS):
         kind, ref = "file", name
     path = os.path.abspath(ref)
     if not os.path.exists(path):
         raise BadInput(f"no such file: {ref}")
     if os.path.isdir(path):
         raise BadInput(f"{ref} is a directory; pass a model file or a case id")
-    door = doors.for_file(path) if kind == "file" else doors.named(SOURCE_DOORS.get(kind, kind))
+    door = doors.for_file(path) if kind == "file" \
+        else doors.named(sources.SOURCE_DOORS.get(kind, kind))
     if not path.endswith(door.suffixes):
         raise BadInput(f"{ref}: the {door.name} door reads {' and '.join(door.suffixes)} files; "
                        f"without the `{kind}:` prefix a file finds its own door")

@@ -1,13 +1,7 @@
 """The known-issue registry and the one place that decides what a result means.
 
-An entry says which violations it explains: its signature (harness.signature), that
-is the kind (`verdict`), and where given the stage, phase, copier, pass, access path
-and `message` (patterns over the normalized message `check` prints in each
-signature). It says on which stack it holds (TVM / tvm-ffi version range, layout,
-path, the release that saved a cross-release module) and, in `case` (globs over case
-ids, or test ids for the suite guard), where the bug is expected to show.
-
-A violation is matched by what was seen first, not by where: an entry explains it
+What an entry says and explains is harness.catalog.issue_entry. A violation is matched
+by what was seen first, not by where: an entry explains it
   * on a case in its `case` globs, when the signature fields it gives match;
   * on any other case or file (a user's own model), when in addition the entry names
     its bug well enough to be told from another: an `error` or `lossy-roundtrip` entry
@@ -23,216 +17,27 @@ the case that explains nothing there is *stale* (upstream fixed it: the registry
 be updated); outside its cases an entry is never stale. The registry is the built-in
 cases/known_issues.toml plus one per user catalog folder (cases.case_dirs). The CLI,
 report, matrix, the pytest plugin and the suite summary all read results through
-`judge` / `judge_suite`, which share the matching: known-issue handling is decided here
-only.
+`judge` / `judge_suite`, which share the matching; what the matches mean (pass, known,
+new, stale) is verdict.reading's, decided there once.
 """
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import functools
 import os
-import re
-import tomllib
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
-from harness.catalog.cases import CASES_DIR, case_dirs
-from harness.signature import Signature
-from harness.verdict import PHASES, BadInput, Result, Violation
-from harness.verdict import status as status_of
+from harness.catalog.cases import case_dirs
+from harness.catalog.issue_entry import KnownIssue, read
+from harness.verdict import BadInput, Outcome, Result, Violation, reading
 
 # A result that ended early cannot show that a registered violation is gone.
-_INCOMPLETE = ("harness-error", "crash", "timeout", "unsupported")
+_INCOMPLETE = (Outcome.HARNESS_ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.UNSUPPORTED)
 # The path of `matrix --cross-release` results (a module saved on one release, loaded on
 # the next): entries name it to scope a pair of releases (with the copier `json@A`).
 CROSS_RELEASE_PATH = "cross-release"
-_FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
-           "stage", "phase", "copier", "pass", "access_path", "strict", "reproducer",
-           "saved_by", "message", "case_only",
-           # what an upstream report needs (harness/cli/upstream.py): none of them matches
-           "title", "expected", "actual", "at_fault", "first_bad_release", "introduced_by",
-           "fixed_by", "measured_on")
-# Kinds whose signature has no message (signature._message): an entry scopes them by pass.
-_NO_MESSAGE = ("mutated", "timeout")
-# Kinds an entry may recognize outside its cases, given a message (error, lossy-roundtrip)
-# or a pass (mutated). A crash's message is its signal and a timeout has none: neither
-# tells one bug from another.
-_BY_MESSAGE = ("error", "lossy-roundtrip")
-
-
-@dataclasses.dataclass(frozen=True)
-class KnownIssue:
-    case: tuple          # globs over case ids: where the bug is expected to show
-    verdict: str         # the violation kind it explains
-    reference: str
-    evidence: str = ""
-    tvm: str = ""        # PEP 440 specifier over apache-tvm, "" = any
-    tvm_ffi: str = ""    # over apache-tvm-ffi
-    layout: str = ""     # "" = any
-    path: str = ""       # extract | tune | compile, "" = any
-    stage: str = ""      # the violation's stage, "" = any
-    pass_name: str = ""  # glob over the violation's pass ("pass" in the file), "" = any
-    access_path: str = ""  # the violation's access path, e.g. "(outcome)"; `*` = any text
-    strict: bool = True  # False: the bug may or may not show on a case in scope
-    reproducer: str = ""  # reproducers/<file>, relative to the registry's folder
-    phase: str = ""      # the violation's phase (verdict.PHASES), "" = any
-    copier: str = ""     # the violation's copier, "" = any
-    id: str = ""         # a stable name (`check --json` names it); default FILE#N
-    base: str = CASES_DIR  # the folder whose known_issues.toml holds it
-    saved_by: str = ""   # cross-release: specifier over the apache-tvm that saved, "" = any
-    message: tuple = ()  # patterns over the normalized message (`*` = any text), () = any
-    case_only: str = ""  # why the entry applies to its cases only ("" = recognized anywhere)
-    # The upstream report's (harness/cli/upstream.py): what a maintainer reads, never matched.
-    title: str = ""      # the issue's title, as a maintainer would write it
-    expected: str = ""   # what TVM should do
-    actual: str = ""     # what it does instead
-    at_fault: str = ""   # "[OWNER/REPO ]PATH:LINE @ COMMIT: why" (apache/tvm unless named)
-    first_bad_release: str = ""  # the oldest release that has the bug, the one before it good
-    introduced_by: str = ""  # "<hash> <commit title>": the first bad commit (a commit bisect)
-    fixed_by: str = ""   # "<hash> <commit title>": the commit that fixed it
-    measured_on: tuple = ()  # where it was last measured, newest release (and commit) first
-
-    @property
-    def reproducer_path(self) -> str:
-        """The reproducer, as a user would type it: relative in the checkout, absolute
-        elsewhere (a user catalog's, or the built-in one seen from a foreign project)."""
-        if not self.reproducer:
-            return ""
-        if self.base == CASES_DIR and os.getcwd() == os.path.dirname(CASES_DIR):
-            return os.path.join("cases", self.reproducer)
-        return os.path.join(self.base, self.reproducer)
-
-    def applies(self, case: str, versions: dict, layout: str = "nchw",
-                path: str = "extract", source_builds: bool = False,
-                saved_by: dict | None = None) -> bool:
-        """In scope: expected at this case, and holding on this stack, layout and path."""
-        return self.expected_at(case) and self.holds_on(versions, layout, path,
-                                                        source_builds, saved_by)
-
-    def expected_at(self, case: str) -> bool:
-        """`case` (a case id, a file, or a suite's test id) is one the bug is expected on:
-        there a strict entry that explains nothing is stale."""
-        return any(fnmatch.fnmatch(case, glob) for glob in self.case)
-
-    def holds_on(self, versions: dict, layout: str = "nchw", path: str = "extract",
-                 source_builds: bool = False, saved_by: dict | None = None) -> bool:
-        """On this stack, layout and path (and for a cross-release result, `saved_by`: the
-        versions of the release that saved what it loaded), wherever the case."""
-        if (self.layout and self.layout != layout) or (self.path and self.path != path):
-            return False
-        if self.saved_by and not _within((saved_by or {}).get("tvm_version"), self.saved_by,
-                                         source_builds):
-            return False
-        return self.on_stack(versions, source_builds)
-
-    def on_stack(self, versions: dict, source_builds: bool = False) -> bool:
-        """This TVM / tvm-ffi is within the entry's version ranges. A source build
-        ("git:<sha>") has no release number: it is within no range, or with
-        `source_builds` (a commit bisect: is this failure a registered one?) within all."""
-        return all(not spec or _within(versions.get(key), spec, source_builds)
-                   for spec, key in ((self.tvm, "tvm_version"),
-                                     (self.tvm_ffi, "tvm_ffi_version")))
-
-    def explains(self, violation: Violation) -> bool:
-        """The violation's signature matches every signature field the entry gives (where
-        it may be matched is `candidates`' question)."""
-        if violation.kind != self.verdict or (self.stage and self.stage != violation.stage):
-            return False
-        if self.access_path and not _star_matches(self.access_path, violation.access_path):
-            return False
-        if (self.phase and self.phase != violation.phase) or (
-                self.copier and self.copier != violation.copier):
-            return False
-        if self.message and not any(_star_matches(pattern, Signature.of(violation).message)
-                                    for pattern in self.message):
-            return False
-        return not self.pass_name or fnmatch.fnmatch(violation.pass_name or "", self.pass_name)
-
-    @property
-    def recognizable(self) -> bool:
-        """It may explain a violation outside its cases: it names its bug (a message, or
-        a mutation's pass) and does not say the bug depends on the model (`case_only`)."""
-        if self.case_only:
-            return False
-        if self.verdict == "mutated":
-            return bool(self.pass_name)
-        return self.verdict in _BY_MESSAGE and bool(self.message)
-
-    @property
-    def specificity(self) -> int:
-        """More constraints and no wildcard in the case: the more specific entry wins."""
-        constraints = sum(bool(field) for field in (self.tvm, self.tvm_ffi, self.layout,
-                                                     self.path, self.stage, self.pass_name,
-                                                     self.access_path, self.phase, self.copier,
-                                                     self.saved_by, self.message))
-        exact_case = all(not any(ch in glob for ch in "*?[") for glob in self.case)
-        return constraints + 10 * exact_case
-
-    def describe(self) -> str:
-        where = f" at {self.stage}" if self.stage else ""
-        where += f", pass {self.pass_name}" if self.pass_name else ""
-        said = f": {' | '.join(self.message)}" if self.message else ""
-        return f"{self.verdict}{where}{said} ({self.reference})"
-
-
-def _star_matches(pattern: str, text: str) -> bool:
-    """An entry's access path or message: exact, or with `*` standing for any text (the
-    only wildcard: access paths and messages are full of brackets, `msgs[i]`, which
-    fnmatch would read as classes)."""
-    if "*" not in pattern:
-        return pattern == text
-    return re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")),
-                        text) is not None
-
-
-def _within(version: str | None, spec: str, source_builds: bool = False) -> bool:
-    """A missing version is within no range; a source build ("git:<sha>") within none
-    unless `source_builds`."""
-    if version is not None and version.startswith("git:"):
-        return source_builds
-    try:
-        return version is not None and Version(version) in SpecifierSet(spec, prereleases=True)
-    except InvalidVersion:
-        return False
-
-
-def _entry(raw: dict, where: str, base: str, default_id: str) -> KnownIssue:
-    unknown = set(raw) - set(_FIELDS)
-    if unknown or not {"case", "verdict", "reference"} <= set(raw):
-        raise BadInput(f"{where}: fields must be among {', '.join(_FIELDS)} and include "
-                       f"case, verdict, reference (got {', '.join(sorted(raw))})")
-    data = dict(raw)
-    data["case"] = _patterns(data["case"])
-    data["message"] = _patterns(data.get("message", ()))
-    data["measured_on"] = _patterns(data.get("measured_on", ()))
-    data["pass_name"] = data.pop("pass", "")
-    data.setdefault("id", default_id)
-    if data.get("phase") and data["phase"] not in PHASES:
-        raise BadInput(f"{where}: phase must be one of {', '.join(PHASES)}")
-    _check_signature_fields(data, where)
-    return KnownIssue(base=base, **data)
-
-
-def _patterns(value) -> tuple:
-    """A field that takes one value or a list of them (`case`, `message`, `measured_on`)."""
-    return (value,) if isinstance(value, str) else tuple(value)
-
-
-def _check_signature_fields(data: dict, where: str) -> None:
-    """Refuse a `message` that could never match, and a `case_only` without its reason:
-    both would quietly change what the entry explains."""
-    if data["message"] and data["verdict"] in _NO_MESSAGE:
-        raise BadInput(f"{where}: a {data['verdict']} violation's signature has no message; "
-                       "name the pass instead of a `message`")
-    if not all(isinstance(pattern, str) and pattern for pattern in data["message"]):
-        raise BadInput(f"{where}: `message` must be a non-empty pattern or a list of them")
-    if "case_only" in data and not (isinstance(data["case_only"], str)
-                                    and data["case_only"].strip()):
-        raise BadInput(f"{where}: `case_only` says why the bug depends on the model "
-                       '(a sentence, e.g. case_only = "its message names no operator")')
-
+# Suite findings the registry never explains: a copier that cannot carry a module
+# (counted by the summary) and a failure of the guard itself.
+_NOT_TVMS = (Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR)
 
 def registry() -> tuple[KnownIssue, ...]:
     """Every entry: the built-in registry, then each user catalog folder's."""
@@ -250,20 +55,6 @@ def _registry(paths: tuple[str, ...]) -> tuple[KnownIssue, ...]:
     if twice:
         raise BadInput(f"known-issue ids must be unique across registries: {twice}")
     return tuple(entries)
-
-
-def read(path: str) -> tuple[KnownIssue, ...]:
-    """The entries of one known_issues.toml (none when it does not exist)."""
-    if not os.path.exists(path):
-        return ()
-    try:
-        with open(path, "rb") as handle:
-            entries = tomllib.load(handle).get("issue", [])
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(f"{path} is not valid TOML: {exc}") from None
-    base, name = os.path.dirname(os.path.abspath(path)), os.path.basename(path)
-    return tuple(_entry(raw, f"{path}: issue #{index}", base, f"{name}#{index}")
-                 for index, raw in enumerate(entries, 1))
 
 
 def in_scope(case: str, versions: dict, layout: str = "nchw",
@@ -320,40 +111,39 @@ class Judgement:
     known: list[tuple[Violation, KnownIssue]]
     unknown: list[Violation]
     stale: list[KnownIssue]     # strict entries in scope that explained nothing
-    verdict: str
+    verdict: Outcome
 
     @property
     def exit_code(self) -> int:
         """0 when every violation is registered and no strict entry went stale."""
-        return status_of(self.status).exit
+        return self.status.exit
 
     @property
     def failing(self) -> bool:
-        return status_of(self.status).failing
+        return self.status.failing
 
     @property
-    def status(self) -> str:
-        """pass | known | new | stale | unsupported | harness-error."""
-        if self.verdict in ("harness-error", "unsupported"):
-            return self.verdict
-        if self.unknown:
-            return "new"
-        if self.stale:
-            return "stale"
-        return "known" if self.known else "pass"
+    def status(self) -> Outcome:
+        """pass | known | new | stale | unsupported | harness-error (verdict.reading)."""
+        return reading(self.verdict, bool(self.unknown), bool(self.stale), bool(self.known))
 
     def lines(self) -> list[str]:
-        out = [f"known: {v.kind} at {v.where()}: [{issue.id}] {issue.reference}"
-               + (f"; reproducer {issue.reproducer_path}" if issue.reproducer else "")
-               for v, issue in self.known]
-        out += [f"stale registry entry [{issue.id}] (it no longer happens here): "
+        """Each known violation's entry, then each stale entry, one line each."""
+        return self.known_lines() + self.stale_lines()
+
+    def known_lines(self) -> list[str]:
+        return [f"known: {v.kind} at {v.where()}: [{issue.id}] {issue.reference}"
+                + (f"; reproducer {issue.reproducer_path}" if issue.reproducer else "")
+                for v, issue in self.known]
+
+    def stale_lines(self) -> list[str]:
+        return [f"stale registry entry [{issue.id}] (it no longer happens here): "
                 f"{issue.describe()}" for issue in self.stale]
-        return out
 
     def to_json(self) -> dict:
         """`status`, `failing`, which entry explains each known violation, and which
         entries went stale."""
-        return {"status": self.status, "failing": self.failing,
+        return {"status": str(self.status), "failing": self.failing,
                 "known": [{"violation": v.one_line(), "entry": issue.id,
                            "reference": issue.reference,
                            "reproducer": issue.reproducer_path} for v, issue in self.known],
@@ -372,7 +162,7 @@ def judge(result: Result, kinds: tuple[str, ...] | None = None,
         source_builds, options.get("saved_by"))]
     # "unsupported" is not a violation of TVM's: cannot test, exit 125.
     violations = [v for v in result.violations
-                  if v.kind != "unsupported" and (kinds is None or v.kind in kinds)]
+                  if v.kind != Outcome.UNSUPPORTED and (kinds is None or v.kind in kinds)]
     known, unknown, used = _sort_out([(result.case, v) for v in violations], entries)
     stale = []
     # An injected pass or a result that ended early may hide a registered violation.
@@ -408,18 +198,14 @@ class SuiteJudgement:
     harness_errors: list[tuple[str, Violation]]
 
     @property
-    def status(self) -> str:
-        if self.harness_errors:
-            return "harness-error"
-        if self.unknown:
-            return "new"
-        if self.stale:
-            return "stale"
-        return "known" if self.known else "pass"
+    def status(self) -> Outcome:
+        """As a result's (verdict.reading), a failure of the guard standing for the verdict."""
+        verdict = Outcome.HARNESS_ERROR if self.harness_errors else Outcome.PASS
+        return reading(verdict, bool(self.unknown), bool(self.stale), bool(self.known))
 
     @property
     def exit_code(self) -> int:
-        return status_of(self.status).exit
+        return self.status.exit
 
 
 def suite_entries(versions: dict) -> list[KnownIssue]:
@@ -436,9 +222,9 @@ def judge_suite(findings: list[tuple[str, Violation]], tests_ran: list[str],
     copier that cannot carry a module) is counted by the summary, not judged."""
     entries = suite_entries(versions)
     judged = [(test, violation) for test, violation in findings
-              if violation.kind not in ("unsupported", "harness-error")]
+              if violation.kind not in _NOT_TVMS]
     errors = [(test, violation) for test, violation in findings
-              if violation.kind == "harness-error"]
+              if violation.kind == Outcome.HARNESS_ERROR]
     known, unknown, used = _sort_out(judged, entries)
     ran = set(tests_ran)
     stale = [entry for entry in entries if entry.strict and entry not in used

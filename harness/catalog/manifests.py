@@ -12,7 +12,7 @@ import os
 
 import onnx
 
-from harness.catalog import cases
+from harness.catalog import sources
 from harness.doors import onnx_door, torch_models
 from harness.verdict import BadInput
 
@@ -36,10 +36,10 @@ def _by_kind(case, kind: str, ref: str) -> dict:
         return {"inputs": onnx_door.graph_inputs(case.model())}
     if kind in ("onnx-wheel", "onnx-node"):
         from harness.catalog import onnx_node
-        path = os.path.join(cases.onnx_data_dir(), ref) if kind == "onnx-wheel" \
+        path = os.path.join(sources.onnx_data_dir(), ref) if kind == "onnx-wheel" \
             else onnx_node.model_path(ref)
         return {"inputs": onnx_door.graph_inputs(onnx.load(path, load_external_data=False))}
-    if kind in cases.TORCH_KINDS:
+    if kind in sources.TORCH_KINDS:
         return _torch(kind, ref)
     if case.file is not None:
         if not os.path.exists(case.file):

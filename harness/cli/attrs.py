@@ -14,16 +14,16 @@ import sys
 
 from harness.cli.options import positive_int
 from harness.process.isolate import describe_death
-from harness.verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput
+from harness.verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput, Outcome
 
 
 def _print_row(row) -> None:
     fields = ",".join(row.fields)
     line = (f"{row.type_key:<44} {len(row.fields):>3} fields {row.examples:>5} examples  "
             f"{row.verdict}")
-    if row.verdict != "pass":
+    if row.verdict != Outcome.PASS:
         line += f"  {row.detail}"
-    print(line if row.verdict != "pass" else line + f"  [{fields}]", flush=True)
+    print(line if row.verdict != Outcome.PASS else line + f"  [{fields}]", flush=True)
 
 
 def cmd_attrs(args) -> int:

@@ -1,7 +1,8 @@
 """`python -m harness bisect-step`: one `git bisect run` step over a TVM or tvm-ffi checkout.
 
-The options and the exit code; building the checkout, running the check against it and
-deciding the commit live in harness.versions.commit_step (its docstring has the recipe).
+The options and the exit code; running the check against a checkout and deciding the
+commit live in harness.versions.commit_step (its docstring has the recipe), building it in
+versions.source_build, checking it out in versions.source_checkout.
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 apache/tvm commit introduced a failure (or with `--fixed`, which one fixed it).
 
 The options, the run and what it prints; the search, the builds and the journal live
-in harness.versions.commit_bisect (and the build steps in versions.commit_step).
+in harness.versions.commit_bisect (each step in versions.commit_step, the build in
+versions.source_build).
 """
 from __future__ import annotations
 

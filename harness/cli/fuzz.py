@@ -21,7 +21,7 @@ from harness.runner import reproducer
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import calls, ir, loading
 from harness.tvmapi.inject import load_copier
-from harness.verdict import Result, Violation
+from harness.verdict import Outcome, Phase, Result, Violation
 from harness.versions import envs
 
 # What ConvertLayout inserts to change layouts: permute_dims for a permutation
@@ -36,9 +36,10 @@ def check_spec(spec, door: str, options: Options, copiers=None, observe=None) ->
     imports giving the same outcome. `observe(stage, input, output)` sees each stage.
     """
     from harness.catalog import graphs
+    from harness.cli.fuzz_graphs import to_relax
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
     build = (lambda: calls.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
-        (lambda: graphs.to_relax(spec))
+        (lambda: to_relax(spec))
     runner = PathRunner(options, copier_table=copiers, stop=has_news, observe=observe)
     result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
                                         **loading.versions()))
@@ -46,9 +47,9 @@ def check_spec(spec, door: str, options: Options, copiers=None, observe=None) ->
         again = PathRunner(dataclasses.replace(options, checks=False)).run(
             build(), Result(case=f"graph[{door}]"))
         if again.outcome != result.outcome:
-            result.add(Violation("error", runner.pipeline.final.name, "(outcome)",
+            result.add(Violation(Outcome.ERROR, runner.pipeline.final.name, "(outcome)",
                                  "the path is not deterministic: two runs on fresh imports "
-                                 "gave other outcomes", phase="determinism"))
+                                 "gave other outcomes", phase=Phase.DETERMINISM))
     return result
 
 
@@ -62,7 +63,7 @@ def has_news(result: Result) -> bool:
 
 
 @dataclasses.dataclass
-class Outcome:
+class FuzzRun:
     examples: int
     seconds: float
     failure: Result | None = None
@@ -99,10 +100,10 @@ def layout_conversions_inserted(counts: list[int]):
 
 def run(examples: int, seed: int | None = None, options: Options | None = None,
         copier: str | None = None, out_dir: str = "reproducers", progress=None,
-        steer: bool = True) -> Outcome:
+        steer: bool = True) -> FuzzRun:
     """Fuzz `examples` graphs. `steer`: hypothesis.target on the number of layout
     conversions ConvertLayout inserted, so generation drifts toward graphs the layout pass
-    rewrites (the seed bug's kind); `Outcome.layout_conversions` has that number per example."""
+    rewrites (the seed bug's kind); `FuzzRun.layout_conversions` has that number per example."""
     # hypothesis is a test extra: imported here so the CLI starts without it.
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as with_seed
@@ -110,11 +111,12 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     from hypothesis.database import DirectoryBasedExampleDatabase
 
     from harness.catalog import graphs
+    from harness.cli.fuzz_graphs import graph_specs, to_relax
     options = options or Options()
     copiers = None
     if copier:
         copiers = dict(roundtrip.COPIERS, json=load_copier(copier))
-    outcome = Outcome(0, 0.0)
+    outcome = FuzzRun(0, 0.0)
     last: list = []
 
     # One example database per set of hooks: seeded failures must not replay in real runs.
@@ -126,7 +128,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     @settings(max_examples=examples, deadline=None, print_blob=True, database=database,
               suppress_health_check=list(HealthCheck),
               phases=[phase for phase in Phase if phase is not Phase.explain])
-    @given(spec=graphs.graph_specs(), door=st.sampled_from(["onnx", "relax"]))
+    @given(spec=graph_specs(), door=st.sampled_from(["onnx", "relax"]))
     def prop(spec, door):
         outcome.examples += 1
         result, conversions = check_and_steer(spec, door, options, copiers, steer)
@@ -147,7 +149,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
         graph_options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
         frontend = reproducer.template_of(violation) == "import"
         module = None if frontend else (
-            graphs.to_relax(spec) if door == "relax" else calls.from_onnx(graphs.to_onnx(spec)))
+            to_relax(spec) if door == "relax" else calls.from_onnx(graphs.to_onnx(spec)))
         folder = os.path.join(out_dir, f"graph-{violation.kind}-{int(time.time())}")
         outcome.reproducer = reproducer.write(
             folder, violation=violation, options=graph_options, versions=loading.versions(),

@@ -13,6 +13,7 @@ or a stale suite entry, 4 the guard failed); 2 when pytest refuses its arguments
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -36,7 +37,11 @@ from harness.verdict import EXIT_PASS, BadInput
 from harness.versions import envs
 
 PYTEST_USAGE_ERROR = 4
-_COUNTS = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|deselected)")
+COUNTS = "counts.json"   # what each file's pytest writes (--harness-guard-counts)
+
+
+class CountsMissing(Exception):
+    """pytest ended its session but wrote no counts: the harness's plugin did not run."""
 
 
 def test_files(paths: list[str]) -> list[str]:
@@ -61,14 +66,17 @@ def _slug(path: str) -> str:
     return re.sub(r"[^\w.-]+", "_", os.path.relpath(path))[-150:]
 
 
-def _counts(output_path: str) -> dict[str, int]:
-    """pytest's last summary line ("3 passed, 1 failed in 2.1s"), as counts."""
-    with open(output_path, errors="replace") as handle:
-        lines = [line for line in handle.read().splitlines() if line.strip()]
-    last = next((line for line in reversed(lines) if " in " in line and _COUNTS.search(line)),
-                "")
-    return {word.rstrip("s") if word.startswith("error") else word: int(number)
-            for number, word in _COUNTS.findall(last)}
+def _counts(folder: str, returncode: int | None, output_path: str) -> dict[str, int]:
+    """The test outcome counts the plugin wrote ({"passed": 3, "failed": 1}); none when
+    pytest was killed (the time cap, a signal) before its session ended."""
+    path = os.path.join(folder, COUNTS)
+    if os.path.exists(path):
+        with open(path) as handle:
+            return json.load(handle)
+    if returncode is None or returncode < 0:
+        return {}
+    raise CountsMissing(f"pytest exited {returncode} without writing {path}: was "
+                        f"harness.suite.plugin loaded? its output: {output_path}")
 
 
 def _python(args) -> str:
@@ -112,7 +120,8 @@ def cmd_guard_suite(args) -> int:
         for stale in os.listdir(folder):      # a rerun replaces the file's earlier records
             os.remove(os.path.join(folder, stale))
         argv = [python, "-m", "pytest", path, "-q", "-p", "no:cacheprovider",
-                "-p", "harness.suite.plugin", *args.pytest_args]
+                "-p", "harness.suite.plugin", "--harness-guard-counts",
+                os.path.join(folder, COUNTS), *args.pytest_args]
         if not args.no_guard:
             argv += ["--harness-guard", "--harness-guard-out", folder]
         output_path = os.path.join(args.out, "files", _slug(path) + ".log")
@@ -126,7 +135,8 @@ def cmd_guard_suite(args) -> int:
             with open(output_path, errors="replace") as handle:
                 raise BadInput(f"pytest refused the arguments: {handle.read().strip()[-500:]}")
         return {"file": path, "returncode": returncode, "timed_out": timed_out,
-                "seconds": round(time.monotonic() - begun, 2), "counts": _counts(output_path),
+                "seconds": round(time.monotonic() - begun, 2),
+                "counts": _counts(folder, returncode, output_path),
                 "recorded": recorded, "log": output_path}
 
     def keep(path, row):

@@ -30,7 +30,7 @@ def _ends_with_newline(path: str) -> bool:
 
 # Bumped when a row's fields change: rows of another format are run again, not mixed in
 # (and `merge` refuses to join rows of two formats or two harness versions).
-ROW_FORMAT = 3   # 3: report rows carry their violations' signatures
+ROW_FORMAT = 4   # 3: report rows carry their violations' signatures; 4: and their stale entries
 
 
 class Journal:

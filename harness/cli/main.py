@@ -29,6 +29,7 @@ from harness.verdict import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     BadInput,
+    Outcome,
     Result,
     Violation,
 )
@@ -67,12 +68,12 @@ def format_result(result: Result) -> str:
         passes = f" {stage.passes:6d} passes" if stage.passes else " " * 13
         lines.append(f"  {stage.name:<34} {stage.seconds:8.2f} s{passes}{flag}")
     for copier in result.copiers:
-        if copier.verdict != "pass":
+        if copier.verdict != Outcome.PASS:
             lines.append(f"  copier {copier.name}: {copier.verdict} {copier.detail}")
     for violation in result.violations:
         lines.append(f"  {violation.one_line()}")
         lines.append(f"    signature: {signature.text_of(violation)}")
-    if result.verdict in ("crash", "timeout") and result.stderr_tail:
+    if result.verdict in (Outcome.CRASH, Outcome.TIMEOUT) and result.stderr_tail:
         lines.append("  stderr tail:")
         lines += ["    " + line for line in result.stderr_tail.splitlines()[-15:]]
     if result.crash_input:
@@ -134,17 +135,20 @@ def cmd_check(args) -> int:
         print(format_result(result))
         for line in judgement.lines():
             print(f"  {line}")
-        if result.verdict != "pass":
+        if result.verdict != Outcome.PASS:
             print(f"  reproduce: {reproduce_command(args.case, options, args.timeout)}")
-        if judgement.status == "known" and not args.ignore_known:
+        if judgement.status == Outcome.KNOWN and not args.ignore_known:
             print("  every violation is a registered known issue: exit 0 "
                   "(--ignore-known counts them)")
+    checked = result.exit_code if args.ignore_known else judgement.exit_code
     if args.reduce and result.exit_code == 1:
         from harness.cli import reduce
-        reduce.reduce_case(args.case, options, out_dir, args.budget, args.timeout,
-                           args.resume, reproduce_command(args.case, options, args.timeout),
-                           fresh=args.fresh)
-    return result.exit_code if args.ignore_known else judgement.exit_code
+        reduced = reduce.reduce_case(
+            args.case, options, out_dir, args.budget, args.timeout, args.resume,
+            reproduce_command(args.case, options, args.timeout), fresh=args.fresh)
+        if reduced == EXIT_INTERNAL:   # our bug stopped the reduction: it decides the exit
+            return reduced
+    return checked
 
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:

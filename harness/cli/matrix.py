@@ -19,8 +19,7 @@ from harness.cli.options import output_dir, positive_float, positive_int
 from harness.options import PATH_NAMES, Options
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
-from harness.verdict import BadInput, exit_code_of_rows
-from harness.verdict import status as status_of
+from harness.verdict import BadInput, Outcome, exit_code_of_rows
 from harness.versions import cross_release, envs
 
 
@@ -126,20 +125,21 @@ def _write(args, cases, labels, cells, pairs: list[str] = ()) -> None:
 def cell_of(result, command: str) -> dict:
     """What one cell shows: verdict, known-issue status, size, time, the first violation."""
     judgement = known_issues.judge(result)
-    status = status_of(judgement.status)
+    status = judgement.status   # a member of the outcome table: failing, exit
     first = result.violations[0] if result.violations else None
-    return {"verdict": result.verdict, "status": status.name, "failing": status.failing,
+    return {"verdict": str(result.verdict), "status": str(status), "failing": status.failing,
             "exit": status.exit, "outcome_count": result.outcome_count,
             "seconds": round(sum(stage.seconds for stage in result.stages), 2),
             "stage": first.stage if first else "", "pass": (first.pass_name or "") if first else "",
             "detail": first.one_line() if first else "", "known": judgement.lines(),
             "path": result.options.get("path", "extract"),
-            "reproduce": command if result.verdict != "pass" else ""}
+            "reproduce": command if result.verdict != Outcome.PASS else ""}
 
 
 def markdown(case_ids: list[str], labels: list[str], cells: dict) -> str:
     def text(cell):
-        mark = {"known": " (known)", "stale": " (stale)", "new": " (new)"}.get(cell["status"], "")
+        marked = (Outcome.KNOWN, Outcome.STALE, Outcome.NEW)
+        mark = f" ({cell['status']})" if cell["status"] in marked else ""
         return f"{cell['verdict']}{mark}"
     lines = ["| case | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
     lines += [f"| {case} | " + " | ".join(text(cells[case, label]) if (case, label) in cells

@@ -10,9 +10,13 @@ from __future__ import annotations
 import html
 import json
 
-COLOURS = {"pass": "#2e7d32", "mutated": "#c62828", "lossy-roundtrip": "#ad1457",
-           "error": "#ef6c00", "crash": "#4a148c", "timeout": "#6d4c41",
-           "unsupported": "#757575", "harness-error": "#000000"}
+from harness.verdict import Outcome
+
+# A cell's colour by its run's verdict (every one of verdict.VERDICTS).
+COLOURS = {Outcome.PASS: "#2e7d32", Outcome.MUTATED: "#c62828",
+           Outcome.LOSSY_ROUNDTRIP: "#ad1457", Outcome.ERROR: "#ef6c00",
+           Outcome.CRASH: "#4a148c", Outcome.TIMEOUT: "#6d4c41",
+           Outcome.UNSUPPORTED: "#757575", Outcome.HARNESS_ERROR: "#000000"}
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:1.5em}
 table{border-collapse:collapse}th,td{padding:.3em .6em;border:1px solid #ccc}

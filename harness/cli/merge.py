@@ -20,7 +20,7 @@ from harness.cli import report as report_cli
 from harness.cli.journal import read_rows
 from harness.cli.options import output_dir
 from harness.suite import summary
-from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, exit_code_of_rows
+from harness.verdict import BadInput, Outcome, exit_code_of_rows
 
 COMMANDS = {"report": report_cli.row_key, "passes": passes_cli.row_key}
 # The fields the merged page reads, per command: a row without them was written by a
@@ -106,13 +106,15 @@ def write(found: dict, folders: list[str], out: str) -> int:
     if pass_rows:
         with open(os.path.join(out, "passes.md"), "w") as handle:
             handle.write(passes_cli.markdown(pass_rows, with_matrix=True))
-    code = exit_code_of_rows(report_rows + pass_rows)
+    decided = report_rows + pass_rows
     records = summary.read([os.path.join(folder, "files") for folder in folders])
     if records:
         merged = summary.summarize(records)
         os.makedirs(os.path.join(out, "guard-suite"), exist_ok=True)
         summary.write(merged, os.path.join(out, "guard-suite"))
-        code = max((code, merged["exit"]), key=[EXIT_PASS, EXIT_VIOLATED, EXIT_INTERNAL].index)
+        status = Outcome.of(merged["status"])   # the guarded suite's reading: one more row
+        decided.append({"failing": status.failing, "exit": status.exit})
+    code = exit_code_of_rows(decided)
     print(f"merge: {len(report_rows)} report rows on {len(labels)} release sets, "
           f"{len(pass_rows)} pass rows, {len(records)} guarded tests -> {out}", file=sys.stderr)
     return code

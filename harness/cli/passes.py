@@ -42,23 +42,21 @@ from harness.tvmapi import passes as registry
 from harness.tvmapi.inject import load_module
 from harness.verdict import (
     EXIT_CANNOT_TEST,
-    EXIT_INTERNAL,
     EXIT_PASS,
     EXIT_VIOLATED,
+    ROW_VERDICTS,
     BadInput,
+    Outcome,
+    Phase,
     Result,
+    UnknownVerdict,
     exit_code_of_rows,
 )
 
-# A row's verdict -> whether it fails the sweep (and, for a harness error, exit 4).
-ROW_VERDICTS = {
-    "pass": False, "known": False,
-    "rejected": False,   # the pass call itself refused this input: its precondition
-    "skipped": False,    # the point cannot be reached on this case, or cannot test here
-    "mutated": True, "lossy-roundtrip": True, "error": True, "nondeterministic": True,
-    "crash": True, "timeout": True, "stale": True, "harness-error": True,
-}
-FAILING = tuple(verdict for verdict, failing in ROW_VERDICTS.items() if failing)
+# The row verdicts that fail the sweep: the outcome table says which (verdict.Outcome).
+FAILING = tuple(verdict for verdict in ROW_VERDICTS if verdict.failing)
+# Where a violation on the way to the swept pass means the point was not reached.
+_PREFIX_PHASES = (Phase.STAGE, Phase.CHECKS, Phase.PROCESS)
 
 
 def row_of(swept: str, case: str, point: str, result: Result) -> dict:
@@ -66,36 +64,37 @@ def row_of(swept: str, case: str, point: str, result: Result) -> dict:
     stage = f"pass:{swept}"
     judgement = known_issues.judge(result)
     status = judgement.status
-    if status == "harness-error":
-        bug = next(v for v in result.violations if v.kind == "harness-error")
-        return _row(swept, case, point, "harness-error", bug.one_line())
-    if status in ("pass", "known", "unsupported"):
-        verdict = {"unsupported": "skipped"}.get(status, status)
+    if status == Outcome.HARNESS_ERROR:
+        bug = next(v for v in result.violations if v.kind == Outcome.HARNESS_ERROR)
+        return _row(swept, case, point, Outcome.HARNESS_ERROR, bug.one_line())
+    if status in (Outcome.PASS, Outcome.KNOWN, Outcome.UNSUPPORTED):
+        verdict = Outcome.SKIPPED if status == Outcome.UNSUPPORTED else status
         detail = "; ".join(judgement.lines()) or (
             result.violations[0].detail if result.violations else "")
         return _row(swept, case, point, verdict, detail)
-    if status == "stale":     # nothing new, but a registered issue is gone
-        return _row(swept, case, point, "stale", "; ".join(judgement.lines()))
+    if status == Outcome.STALE:     # nothing new, but a registered issue is gone
+        return _row(swept, case, point, Outcome.STALE, "; ".join(judgement.lines()))
     first = judgement.unknown[0]
-    if first.phase == "determinism":
-        verdict = "nondeterministic"
-    elif first.stage != stage and first.phase in ("stage", "checks", "process"):
+    if first.phase == Phase.DETERMINISM:
+        verdict = Outcome.NONDETERMINISTIC
+    elif first.stage != stage and first.phase in _PREFIX_PHASES:
         # the prefix failed (the case's own `check` reports it): this point cannot be
         # reached on this case, and nothing is said about the swept pass
-        verdict = "skipped"
-    elif first.kind == "error" and first.phase == "stage":
-        verdict = "rejected"    # the pass call itself refused this input
+        verdict = Outcome.SKIPPED
+    elif first.kind == Outcome.ERROR and first.phase == Phase.STAGE:
+        verdict = Outcome.REJECTED    # the pass call itself refused this input
     else:
         verdict = first.kind    # after the pass (checks, copies) TVM failing is a finding
     return _row(swept, case, point, verdict, first.one_line())
 
 
 def _row(swept, case, point, verdict, detail) -> dict:
-    return {"pass": swept, "case": case, "point": point, "verdict": verdict,
-            "failing": ROW_VERDICTS[verdict],
-            "exit": EXIT_INTERNAL if verdict == "harness-error" else
-            (EXIT_VIOLATED if ROW_VERDICTS[verdict] else EXIT_PASS),
-            "detail": detail[:400]}
+    """A row whose `failing` and `exit` are its verdict's, from the outcome table."""
+    outcome = Outcome.of(verdict)
+    if outcome not in ROW_VERDICTS:
+        raise UnknownVerdict(f"{outcome!r} is not a pass sweep row's verdict")
+    return {"pass": swept, "case": case, "point": point, "verdict": str(outcome),
+            "failing": outcome.failing, "exit": outcome.exit, "detail": detail[:400]}
 
 
 def matrix(rows: list[dict]) -> list[str]:
@@ -127,7 +126,7 @@ def markdown(rows: list[dict], with_matrix: bool = False) -> str:
     findings = [f"- **{r['pass']}** on {r['case']} @ {r['point']}: {r['verdict']}: {r['detail']}"
                 for r in rows if r["verdict"] in FAILING]
     skipped = sorted({f"- {r['pass']}: {r['detail']}" for r in rows
-                      if r["verdict"] == "skipped" and r["case"] == "*"})
+                      if r["verdict"] == Outcome.SKIPPED and r["case"] == "*"})
     return "\n".join([f"# Pass sweep: {len(rows)} (pass, case, point) rows", "", *lines, "",
                       "## Findings", "", *(findings or ["none"]), "",
                       "## Passes not run", "", *(skipped or ["none"]), "",
@@ -198,7 +197,8 @@ def _sweep(args) -> int:
     journal = Journal(args.out, "passes", args.resume, row_key, stack, args.fresh) \
         if args.out else None
     done = journal.done if journal else {}
-    rows = [_row(p.name, "*", "*", "skipped", p.skipped) for p in selected if p.make is None]
+    rows = [_row(p.name, "*", "*", Outcome.SKIPPED, p.skipped) for p in selected
+            if p.make is None]
     rows += [done[(name, case.id, point)] for name, case, point in work
              if (name, case.id, point) in done]
     todo = [item for item in work if (item[0], item[1].id, item[2]) not in done]

@@ -22,16 +22,17 @@ from harness.cli.options import output_dir, positive_float
 from harness.options import LAYOUTS, PATH_NAMES, Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.reduce.driver import BEST, RELAX_BEST, STATE, HarnessStopped, Reducer
-from harness.reduce.relax_steps import RelaxModule
+from harness.reduce.kinds import RelaxModule
 from harness.runner import reproducer
 from harness.signature import Pattern, Signature
-from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Result
+from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Outcome, Result
 
 
 def choose(result: Result, match: Pattern | None = None) -> Signature | None:
     """The failure a reduction keeps: the one `match` names, else the first violation the
     registry does not explain, else the first violation (unsupported never)."""
-    failing = [v for v in result.violations if v.kind not in ("unsupported", "harness-error")]
+    failing = [v for v in result.violations
+               if v.kind not in (Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR)]
     if match is not None:
         failing = [v for v in failing if match.matches(Signature.of(v).text())]
     else:
@@ -87,7 +88,7 @@ def reduce_case(case_name: str, options: Options, out_dir: str, budget: float,
             what = f"no violation matches --match {match}" if match and first.violations \
                 else f"the check's verdict is {first.verdict}"
             print(f"reduce: {case.id}: nothing to reduce: {what}")
-            return EXIT_PASS if first.verdict == "pass" else first.exit_code
+            return EXIT_PASS if first.verdict == Outcome.PASS else first.exit_code
         # An ONNX model is reduced as a graph first; a PyTorch model or a Relax module
         # file (no ONNX graph) at the Relax level only, from the module its door imports.
         model = case.model() if case.onnx_graph else None
@@ -147,7 +148,8 @@ def _write(reducer: Reducer, best, options: Options, out_dir: str, command: str)
         print(f"reduce: {best_path} fails as {reducer.signature.text()}, but its repro.py "
               f"could not be written: {result.reproducer_error or result.verdict}",
               file=sys.stderr)
-        return EXIT_VIOLATED
+        # our own bug writing it is a harness error (exit 4), never "violated"
+        return EXIT_INTERNAL if result.verdict == Outcome.HARNESS_ERROR else EXIT_VIOLATED
     print(f"reduce: {reducer.signature.text()}")
     print(f"reduce: {sizes}")
     print(f"reduce: reproducer: {result.reproducer}")

@@ -32,20 +32,19 @@ from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.signature import Signature
 from harness.tvmapi import loading
 from harness.verdict import Result, exit_code_of_rows
-from harness.verdict import status as status_of
 
 
 def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
     judgement = known_issues.judge(result)
-    status = status_of(judgement.status)
+    status = judgement.status   # a member of the outcome table: failing, exit
     return {"case": case.id, "tags": list(case.tags), "layout": result.options.get("layout"),
             "path": result.options.get("path", "extract"), "target": result.options.get("target"),
-            "verdict": result.verdict, "status": status.name, "failing": status.failing,
+            "verdict": str(result.verdict), "status": str(status), "failing": status.failing,
             "exit": status.exit, "outcome_count": result.outcome_count,
             "wall_seconds": round(wall, 2), "stages": {s.name: s.seconds for s in result.stages},
             "violations": [v.one_line() for v in result.violations],
             "signatures": [Signature.of(v).text() for v in result.violations],
-            "known": judgement.lines(),
+            "known": judgement.lines(), "stale": judgement.stale_lines(),
             "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version}
 
 
@@ -73,8 +72,7 @@ def markdown(rows: list[dict]) -> str:
     summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
     problems = [f"- **{r['case']}** ({r.get('layout')}, {r.get('path', 'extract')}, "
                 f"{r['status']}): {v}" for r in rows for v in r["violations"]]
-    problems += [f"- **{r['case']}**: {line}" for r in rows for line in r.get("known", [])
-                 if line.startswith("stale")]
+    problems += [f"- **{r['case']}**: {line}" for r in rows for line in r.get("stale", [])]
     return "\n".join([f"# Extraction invariants: {len(rows)} rows ({summary})", "", *lines,
                       "", "## Violations", "", *(problems or ["none"]), "",
                       *two_doors(rows)])

@@ -9,7 +9,7 @@ every reproducer. `--check` changes nothing and exits 1 when one would change (C
 which registered bugs still reproduce? It runs each entry's reproducer (every entry
 that has one, or those named) with the installed TVM, or with `--source CHECKOUT
 [--build-dir DIR]` against a source build (the checkout's python/ and DIR/lib, with the
-checkout's own tvm-ffi: bisect-step's environment, harness/versions/commit_step.py),
+checkout's own tvm-ffi: bisect-step's environment, harness/versions/source_build.py),
 and sets each answer beside what the registry expects there. A release is expected to
 reproduce an entry when the entry's version ranges cover it; a source build when its
 ranges allow any source build and, where the entry names them, the commit holds its
@@ -31,7 +31,7 @@ import time
 
 from harness.catalog import known_issues
 from harness.catalog.cases import case_dirs
-from harness.catalog.known_issues import KnownIssue
+from harness.catalog.issue_entry import KnownIssue
 from harness.cli.options import positive_float
 from harness.cli.upstream import commit_of, find
 from harness.runner import reproducer
@@ -93,7 +93,7 @@ def installed_stack() -> Stack:
 def source_stack(source: str, build_dir: str | None) -> Stack:
     """The build of a checkout, as bisect-step checks one: refused (exit 2) when the folder
     is not a TVM checkout, has no build, or the build does not import as itself."""
-    from harness.versions import commit_step, envs  # bisect-step's build helpers: only here
+    from harness.versions import envs, source_build, source_checkout  # bisect-step's: only here
     source = os.path.abspath(source)
     if not os.path.isdir(os.path.join(source, "python", "tvm")):
         raise BadInput(f"--source {source}: not a TVM checkout (no python/tvm)")
@@ -104,34 +104,26 @@ def source_stack(source: str, build_dir: str | None) -> Stack:
                        "libtvm_compiler.so or libtvm_runtime.so); "
                        f"build it first: python -m harness bisect-step --source {source} "
                        f"--build-dir {build_dir} --build-only")
-    commit = _git(source, "rev-parse", "HEAD")
     python = sys.executable
-    if os.path.isdir(os.path.join(source, commit_step.FFI_DIR)):
-        try:
-            python = envs.python_of(commit_step.ffi_environment(
-                os.path.join(source, commit_step.FFI_DIR)))
-        except commit_step.EnvironmentProblem as exc:
-            raise BadInput(str(exc)) from None
-    env = commit_step.checkout_env(source, build_dir, commit)
+    try:   # the checkout's git or tvm-ffi failing: a --source the user must fix
+        commit = source_checkout.git(source, "rev-parse", "HEAD")
+        subject = source_checkout.git(source, "log", "-1", "--format=%s")
+        if os.path.isdir(os.path.join(source, source_checkout.FFI_DIR)):
+            python = envs.python_of(source_build.ffi_environment(
+                os.path.join(source, source_checkout.FFI_DIR)))
+    except source_checkout.EnvironmentProblem as exc:
+        raise BadInput(f"--source {source}: {exc}") from None
+    env = source_build.checkout_env(source, build_dir, commit)
     proc = subprocess.run([python, "-c", _PROBE], env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         reason = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise BadInput(f"the build in {build_dir} does not import as {source}'s TVM: {reason}")
     probed = json.loads(proc.stdout.strip().splitlines()[-1])
-    subject = _git(source, "log", "-1", "--format=%s")
     return Stack(f"source build {source} @ {commit[:10]} {subject!r} (build {build_dir}, "
                  f"apache-tvm-ffi {probed['tvm_ffi_version']})", python, env,
                  {"tvm_version": probed["tvm_version"],
                   "tvm_ffi_version": probed["tvm_ffi_version"]},
                  probed["torch"], source, commit)
-
-
-def _git(source: str, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", source, *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        reason = (proc.stderr.strip().splitlines() or ["?"])[-1]
-        raise BadInput(f"--source {source}: git {' '.join(args)} failed: {reason}")
-    return proc.stdout.strip()
 
 
 # ---- what the registry expects there -------------------------------------------

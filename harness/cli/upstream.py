@@ -22,7 +22,7 @@ import re
 import sys
 
 from harness.catalog import known_issues
-from harness.catalog.known_issues import KnownIssue
+from harness.catalog.issue_entry import KnownIssue
 from harness.verdict import EXIT_PASS, BadInput
 
 LABELS = ("needs-triage", "type: bug")   # the bug-report template's

@@ -51,7 +51,8 @@ def load_file(path: str):
         raise BadInput(f"{path} is a directory; pass an .onnx file or a case id")
     try:
         model = onnx.load(path)
-    except Exception as exc:  # noqa: BLE001 - protobuf raises several types
+    except Exception as exc:  # noqa: BLE001 - only onnx reads the user's file here (protobuf
+        # raises several types): no harness code runs in the try
         raise BadInput(f"{path} is not a readable ONNX model ({type(exc).__name__}: "
                        f"{str(exc).strip() or 'bad protobuf'}); re-export it from your "
                        "framework") from None
@@ -59,7 +60,7 @@ def load_file(path: str):
         raise BadInput(f"{path} holds no ONNX graph (zero nodes); is it an ONNX model?")
     try:
         onnx.checker.check_model(model)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - only onnx's checker runs: the user's graph
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(f"{path} is not a valid ONNX model: {first}") from None
     return model

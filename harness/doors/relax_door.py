@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from harness.classify import Call
 from harness.doors import python_file
 from harness.doors.door import Door
 from harness.tvmapi import copiers, scripts
@@ -41,12 +42,13 @@ class RelaxDoor(Door):
     def load(self, path: str) -> RelaxModel:
         if path.endswith(".json"):
             text = _json_text(path)
-            try:
-                return RelaxModel(path, copiers.load_json(text))
-            except Exception as exc:  # noqa: BLE001 - TVM cannot read the user's file
+            loaded = Call.of("import", copiers.load_json, text)   # ours: a HarnessBug
+            if not loaded.ok:   # TVM cannot read the user's file
                 raise BadInput(f"{path} is not save_json text this TVM can load "
-                               f"({type(exc).__name__}: {str(exc).strip()[:200]}); write it "
-                               "with tvm.ir.save_json(mod)") from None
+                               f"({type(loaded.error).__name__}: "
+                               f"{str(loaded.error).strip()[:200]}); write it "
+                               "with tvm.ir.save_json(mod)")
+            return RelaxModel(path, loaded.value)
         return RelaxModel(path, _module_of(path, python_file.run(path, scripts.script_globals())))
 
     def owns(self, model) -> bool:

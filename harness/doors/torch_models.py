@@ -19,14 +19,13 @@ import contextlib
 import dataclasses
 import fcntl
 import functools
-import importlib
 import importlib.metadata
 import json
 import os
 import subprocess
 import sys
 
-from harness import paths
+from harness import classify, paths
 from harness.verdict import first_line
 
 FAMILIES = ("classification", "segmentation", "detection", "video", "optical_flow",
@@ -226,7 +225,10 @@ class TorchModel:
 
     def _export_program(self, path: str) -> None:
         import torch
-        model, inputs = self.build()
+        built = classify.Call.of("export", self.build, reraise=(TorchUnavailable, OSError))
+        if not built.ok:   # code on the path that is not ours raised: as it is
+            raise built.error
+        model, inputs = built.value
         with torch.no_grad():
             program = torch.export.export(model, inputs)
         torch.export.save(program, path)
@@ -260,10 +262,10 @@ class TorchModel:
                     with _quiet():
                         make(path + ".partial")
                     os.replace(path + ".partial", path)
-                except (TorchUnavailable, ExportRefused, OSError):
-                    raise   # missing torch, the program's own refusal (the twin's), a
-                    #         download (URLError) or the disk: not this export's refusal
-                except Exception as exc:  # noqa: BLE001 - torch's refusal is the case's verdict
+                except (TorchUnavailable, ExportRefused, OSError, classify.HarnessBug):
+                    raise   # missing torch, the program's own refusal (the twin's), a download
+                    #         (URLError), the disk, our bug building it: not this export's refusal
+                except Exception as exc:  # noqa: BLE001 - torch's refusal: the case's verdict
                     what = "torch.export" if suffix == ".pt2" else "torch.onnx.export"
                     with open(refused, "w") as handle:
                         handle.write(f"{what} refused {self.name}: {type(exc).__name__}: "

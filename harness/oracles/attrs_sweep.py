@@ -14,10 +14,12 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
+from harness import classify
 from harness.oracles import fieldwise, roundtrip
 from harness.tvmapi import reflection
-from harness.verdict import first_line
+from harness.verdict import Outcome
 
+STAGE = "attrs"   # the sweep's stage: attrs objects, no path
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64", "uint8", "bool"]
 
 
@@ -25,6 +27,17 @@ class Unhandled(Exception):
     def __init__(self, schema: dict):
         super().__init__(json.dumps(schema))
         self.schema = schema
+
+
+def _classified(constructor):
+    """`constructor` (reflection's) for a strategy: TVM's refusal raises as it is (the row's
+    `error`), our own exception leaves as a HarnessBug (harness-error)."""
+    def make(*args):
+        made = classify.Call.of(STAGE, constructor, *args)
+        if not made.ok:
+            raise made.error
+        return made.value
+    return make
 
 
 def strategy_for(schema: dict) -> st.SearchStrategy:
@@ -51,9 +64,10 @@ def strategy_for(schema: dict) -> st.SearchStrategy:
         return st.dictionaries(key, strategy_for(args[1]) if len(args) > 1 else
                                strategy_for({"type": "Any"}), max_size=3)
     if kind in ("ir.IntImm", "ir.PrimExpr", "ir.Expr"):
-        return st.integers(-(2 ** 31), 2 ** 31 - 1).map(reflection.int_imm)
+        return st.integers(-(2 ** 31), 2 ** 31 - 1).map(_classified(reflection.int_imm))
     if kind == "ir.FloatImm":
-        return st.floats(allow_nan=False, allow_infinity=False, width=32).map(reflection.float_imm)
+        return st.floats(allow_nan=False, allow_infinity=False, width=32).map(
+            _classified(reflection.float_imm))
     if kind == "Any":
         return st.integers(-1000, 1000) | st.text(max_size=6) | st.booleans()
     if kind == "ffi.Object":   # e.g. SplitAttrs.indices_or_sections: a count or indices
@@ -61,15 +75,16 @@ def strategy_for(schema: dict) -> st.SearchStrategy:
             strategy_for({"type": "ir.IntImm"}), min_size=1, max_size=4)
     if kind == "tirx.IndexMap":   # LayoutTransformAttrs: the layout pass's own attrs
         return st.integers(1, 5).flatmap(lambda ndim: st.permutations(list(range(ndim)))).map(
-            reflection.permutation_index_map)
+            _classified(reflection.permutation_index_map))
     if kind == "relax.distributed.DeviceMesh":
-        return st.lists(st.integers(1, 4), min_size=1, max_size=3).map(reflection.device_mesh)
+        return st.lists(st.integers(1, 4), min_size=1, max_size=3).map(
+            _classified(reflection.device_mesh))
     if kind == "relax.distributed.Placement":
         axis = st.just("R") | st.integers(0, 3).map(lambda a: f"S[{a}]")
-        return st.lists(axis, min_size=1, max_size=3).map(lambda parts: reflection.placement(
-            "".join(parts)))
+        return st.lists(axis, min_size=1, max_size=3).map("".join).map(
+            _classified(reflection.placement))
     if kind == "relax.VDevice":
-        return st.builds(reflection.vdevice, st.integers(0, 7),
+        return st.builds(_classified(reflection.vdevice), st.integers(0, 7),
                          st.sampled_from(["global", "global.texture", "shared"]))
     raise Unhandled(schema)
 
@@ -102,13 +117,16 @@ COPIERS = tuple((name, copier) for name, copier in roundtrip.COPIERS.items()
 
 
 def round_trip_difference(obj, copiers=COPIERS) -> str | None:
-    """How a JSON or deepcopy round trip changed `obj`, or None if it did not."""
+    """How a JSON or deepcopy round trip changed `obj`, or None if it did not. TVM failing
+    the copy is the seed bug; our own exception is a HarnessBug (never a finding)."""
     for label, copier in copiers:
-        try:
-            copy = copier(obj)
-        except Exception as exc:  # noqa: BLE001 - a failing copy is the seed bug
-            return f"{label} copy failed: {type(exc).__name__}: {exc}"
-        found = fieldwise.compare_attrs(obj, copy)
+        copied = classify.Call.of(STAGE, copier, obj)
+        if not copied.ok:
+            return f"{label} copy failed: {type(copied.error).__name__}: {copied.error}"
+        compared = classify.Call.of(STAGE, fieldwise.compare_attrs, obj, copied.value)
+        if not compared.ok:
+            raise compared.error   # TVM failing the comparison: the row's `error`, below
+        found = compared.value
         if found:
             return f"{label}: {found[0]}: {found[1]}"
     return None
@@ -129,14 +147,13 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def prop(values):
-        try:
-            obj = reflection.make_object(type_key, **values)
-        except Exception as exc:  # noqa: BLE001 - the constructor refused the value
+        made = classify.Call.of(STAGE, reflection.make_object, type_key, **values)
+        if not made.ok:       # TVM's constructor refused the value
             row.refused += 1
-            refusals.append(first_line(exc))
+            refusals.append(made.detail)
             reject()          # not an example: hypothesis draws another
         row.examples += 1
-        difference = round_trip_difference(obj, copiers)
+        difference = round_trip_difference(made.value, copiers)
         if difference:
             failures.append(f"{difference} (values {values!r})")
             raise AssertionError(difference)
@@ -153,11 +170,20 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
         row.verdict = "unhandled"
         row.detail = f"the constructor refused all {row.refused} generated values: " + \
             (refusals[-1] if refusals else "?")
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - hypothesis re-raises what the property raised
+        _raise_if_harness_bug(exc)   # ours, decided inside the property: harness-error
         row.verdict, row.detail = "error", f"{type(exc).__name__}: {exc}"
-    if row.verdict == "pass" and row.examples == 0:   # never a silent pass
+    if row.verdict == Outcome.PASS and row.examples == 0:   # never a silent pass
         row.verdict, row.detail = "unhandled", "no example was generated"
     return row
+
+
+def _raise_if_harness_bug(exc: BaseException) -> None:
+    """Our HarnessBug out of hypothesis, alone or among the failures it groups."""
+    if isinstance(exc, classify.HarnessBug):
+        raise exc
+    for inner in getattr(exc, "exceptions", ()):   # an ExceptionGroup of distinct failures
+        _raise_if_harness_bug(inner)
 
 
 def check_all(examples: int = 20, seed: int | None = None, pattern: str | None = None,

@@ -15,10 +15,10 @@ import time
 from harness import classify
 from harness.options import Options
 from harness.oracles import outcomes, roundtrip, roundtrip_memo
-from harness.runner.recorder import Recorder
+from harness.oracles.recorder import Recorder
 from harness.tvmapi import calls, copiers
 from harness.tvmapi.pipelines import Pipeline
-from harness.verdict import CopierRecord, Violation
+from harness.verdict import CopierRecord, Outcome, Phase, Violation
 
 
 class CopyChecks:
@@ -83,6 +83,7 @@ class CopyChecks:
             name, "lossy-roundtrip" if violation else "pass",
             round(time.perf_counter() - started, 4), violation.detail if violation else ""))
         if violation:
+            violation.copied = what   # a fact the reproducer reads, not a word of the detail
             self.recorder.violate(violation)
         elif memo_text is not None and copy is not None:
             roundtrip_memo.remember(name, memo_text)
@@ -102,7 +103,7 @@ class CopyChecks:
         if self.pipeline.run_twice and not self._deterministic(final_input, expected):
             return
         only = None if self.options.full_copies else ("deepcopy",)
-        mutated = any(v.kind == "mutated" for v in self.recorder.result.violations)
+        mutated = any(v.kind == Outcome.MUTATED for v in self.recorder.result.violations)
         reused = {name: copy for name, copy in (made or {}).items()
                   if not mutated and (only is None or name in only)}
         missing = tuple(name for name in (only or self.copiers) if name not in reused)
@@ -134,17 +135,14 @@ class CopyChecks:
         """Run the path (or its final stage) over a copy, unguarded, and compare outcomes;
         a TVM exception there is the seed's symptom ("cannot find field axis")."""
         final = self.pipeline.final.name
-        try:
-            with calls.pass_context([]), self.recorder.phase("copy", final, name):
-                outcome = run()
-        except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's is the finding
-            classify.raise_if_ours(exc, final)
+        with self.recorder.phase("copy", final, name):
+            ran = classify.Call.of(final, _unguarded, run)
+        if not ran.ok:
             self.recorder.violate(Violation(
                 "lossy-roundtrip", final, f"({name} copy)",
-                f"the path failed on the {label}: {classify.first_line(exc)}",
-                phase="copy", copier=name))
+                f"the path failed on the {label}: {ran.detail}", phase=Phase.COPY, copier=name))
             return
-        violation = outcomes.difference(expected, self.pipeline.summarize(outcome), label,
+        violation = outcomes.difference(expected, self.pipeline.summarize(ran.value), label,
                                         final, name)
         if violation:
             self.recorder.violate(violation)
@@ -153,19 +151,23 @@ class CopyChecks:
         """The final stage run a second time on the same input gives the same outcome
         (a pass with hidden state answers differently the second time)."""
         final = self.pipeline.final
-        try:
-            with calls.pass_context([]), self.recorder.phase("determinism", final.name):
-                again = final.run(final_input)
-        except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's is the finding
-            classify.raise_if_ours(exc, final.name)
+        with self.recorder.phase("determinism", final.name):
+            again = classify.Call.of(final.name, _unguarded, final.run, final_input)
+        if not again.ok:
             self.recorder.violate(Violation(
                 "error", final.name, "(second run)", "the stage failed when run a second "
-                f"time on the same input: {classify.first_line(exc)}", phase="determinism"))
+                f"time on the same input: {again.detail}", phase=Phase.DETERMINISM))
             return False
-        if self.pipeline.summarize(again) == expected:
+        if self.pipeline.summarize(again.value) == expected:
             return True
         self.recorder.violate(Violation(
             "error", final.name, "(outcome)",
             "the stage is not deterministic: run a second time on the same input, "
-            "it gave another outcome", phase="determinism"))
+            "it gave another outcome", phase=Phase.DETERMINISM))
         return False
+
+
+def _unguarded(run, *args):
+    """`run(*args)` in a plain PassContext: copies run without the guard."""
+    with calls.pass_context([]):
+        return run(*args)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from harness.oracles import fieldwise, outcomes
 from harness.tvmapi import structure
-from harness.verdict import Violation
+from harness.verdict import Outcome, Phase, Violation
 
 STAGE = "cross-release"
 LOAD = "(load_json)"
@@ -42,7 +42,7 @@ def _release(saved_by: dict) -> str:
 
 
 def _lossy(access_path: str, detail: str, saved_by: dict) -> Violation:
-    return Violation("lossy-roundtrip", STAGE, access_path, detail, phase="copy",
+    return Violation(Outcome.LOSSY_ROUNDTRIP, STAGE, access_path, detail, phase=Phase.COPY,
                      copier=copier_of(saved_by))
 
 

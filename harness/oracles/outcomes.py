@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.verdict import Violation
+from harness.verdict import Outcome, Phase, Violation
 
 
 def difference(expected: list, got: list, label: str, stage: str,
@@ -21,5 +21,5 @@ def difference(expected: list, got: list, label: str, stage: str,
     lost, extra = sorted(want - have), sorted(have - want)
     detail = (f"{len(lost)} of {sum(want.values())} signatures differ; first expected "
               f"{lost[0] if lost else None}, got {extra[0] if extra else None}")
-    return Violation("lossy-roundtrip", stage, "tasks", f"on the {label}: {detail}",
-                     phase="copy", copier=copier)
+    return Violation(Outcome.LOSSY_ROUNDTRIP, stage, "tasks", f"on the {label}: {detail}",
+                     phase=Phase.COPY, copier=copier)

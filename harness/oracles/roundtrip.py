@@ -19,7 +19,7 @@ from typing import Callable
 from harness import classify
 from harness.oracles import fieldwise
 from harness.tvmapi import copiers, structure
-from harness.verdict import Violation
+from harness.verdict import Outcome, Phase, Violation
 
 Copier = Callable[[object], object]
 
@@ -37,29 +37,26 @@ Unsupported = copiers.CopierUnsupported
 
 
 def _lossy(stage: str, path: str, detail: str, name: str) -> Violation:
-    return Violation("lossy-roundtrip", stage, path, detail, phase="copy", copier=name)
+    return Violation(Outcome.LOSSY_ROUNDTRIP, stage, path, detail, phase=Phase.COPY, copier=name)
 
 
 def copy_with(name: str, copier: Copier, mod, stage: str, what: str = "input"):
     """(copy, None) or (None, violation) when TVM fails the copy. `what` the module
     is to `stage`: its input (the source, for the import stage) or its output.
 
-    Raises `Unsupported` when TVM cannot carry this module with this copier at all, and
+    Raises `Unsupported` when TVM cannot carry this module with this copier at all (the
+    copier decided that through the classifier: TVM's refusal, never ours), and
     classify.HarnessBug when the harness's own code raised (harness-error, never a
     finding against TVM): a copier is our code calling TVM's, and TVM calls back into
     ours (the TVMScript copier's expression mutator), so only the innermost frame of
-    the traceback says whose the exception is (classify.origin).
+    the traceback says whose the exception is (classify.Call).
     """
-    try:
-        return copier(mod), None
-    except Unsupported as refused:
-        if refused.__cause__ is not None:   # what the copier turned into "unsupported"
-            classify.raise_if_ours(refused.__cause__, stage)
-        raise
-    except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's is the finding
-        classify.raise_if_ours(exc, stage)
-        return None, _lossy(stage, f"({name})", f"{name} copy of the {what} failed: "
-                            f"{type(exc).__name__}: {exc}".strip(), name)
+    copied = classify.Call.of(stage, copier, mod, reraise=(Unsupported,))
+    if copied.ok:
+        return copied.value, None
+    failure = copied.error
+    return None, _lossy(stage, f"({name})", f"{name} copy of the {what} failed: "
+                        f"{type(failure).__name__}: {failure}".strip(), name)
 
 
 def compare(original, copy, name: str, stage: str, original_json: str | None = None,

@@ -25,7 +25,7 @@ from harness.runner import cross_release, reproducer
 from harness.runner.path_runner import PathRunner
 from harness.signature import Signature
 from harness.tvmapi import loading
-from harness.verdict import BadInput, Result, StageRecord, Violation
+from harness.verdict import BadInput, Outcome, Phase, Result, StageRecord, Violation
 
 CRASH_INPUT = "crash-input.json"
 
@@ -49,8 +49,8 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     if spec.get("cross_release"):   # one half of a case across two releases
         return cross_release.run(spec["cross_release"], spec["case"], options, emit)
     if spec.get("task"):   # the Relax-level reducer's work, not a check
-        from harness.reduce import relax_steps
-        result.task_output = relax_steps.run_task(spec["task"], case)
+        from harness.runner import relax_task
+        result.task_output = relax_task.run(spec["task"], case)
         return result
     crash_input = os.path.join(workdir, CRASH_INPUT) if options.keep_crash_input else None
     runner = PathRunner(options, emit, crash_input_path=crash_input)   # BadInput: exit 2
@@ -60,7 +60,7 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     try:
         model = case.model()
     except doors.ExportRefused as exc:   # torch's refusal: the case's verdict
-        result.add(Violation("unsupported", "import", "(export)", str(exc)))
+        result.add(Violation(Outcome.UNSUPPORTED, "import", "(export)", str(exc)))
         return result
     finally:
         if case.needs_torch:   # torch.export (or its cached program), before TVM's import
@@ -74,11 +74,27 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
         violation = Signature.from_json(request["signature"]).first_in(result) \
             if request else None
     if violation is not None:
-        try:
-            result.reproducer = write_reproducer(request, model, options, result, violation)
-        except Exception as exc:  # noqa: BLE001 - the check's verdict stands; say what failed
-            result.reproducer_error = classify.summary(exc)
+        _reproduce(request, model, options, result, violation)
     return result
+
+
+def _reproduce(request: dict, model, options: Options, result: Result,
+               violation: Violation) -> None:
+    """repro.py into the result. TVM failing it (a fresh import) leaves the check's verdict
+    standing, said in `reproducer_error`; our own exception says so too, and is a
+    harness-error beside the check's findings (never swallowed)."""
+    try:
+        written = classify.Call.of("reproducer", write_reproducer, request, model, options,
+                                   result, violation)
+    except classify.HarnessBug as bug:
+        result.reproducer_error = str(bug)
+        result.add(Violation(Outcome.HARNESS_ERROR, bug.stage, "(harness)", str(bug),
+                             phase=Phase.PROCESS))
+        return
+    if written.ok:
+        result.reproducer = written.value
+    else:
+        result.reproducer_error = classify.summary(written.error)
 
 
 def write_reproducer(request: dict, model, options: Options, result: Result,
@@ -106,11 +122,12 @@ def run(spec_path: str, events_path: str) -> int:
     except (loading.TVMUnavailable, doors.TorchUnavailable) as exc:
         result = Result(case=spec["case"], options=spec["options"], **loading.versions())
         what = "(torch)" if isinstance(exc, doors.TorchUnavailable) else "(tvm)"
-        result.add(Violation("unsupported", "setup", what, str(exc), phase="process"))
-    except Exception as exc:  # noqa: BLE001 - outside the runner: ours, whatever raised
+        result.add(Violation(Outcome.UNSUPPORTED, "setup", what, str(exc), phase=Phase.PROCESS))
+    except Exception as exc:  # noqa: BLE001 - outside any stage nothing is TVM's finding:
+        # whatever raised is harness-error (exit 4), so a bisect stops, never blames TVM
         result = Result(case=spec["case"], options=spec["options"], **loading.versions())
-        result.add(Violation("harness-error", "setup", "(harness)", classify.summary(exc),
-                             phase="process"))
+        result.add(Violation(Outcome.HARNESS_ERROR, "setup", "(harness)", classify.summary(exc),
+                             phase=Phase.PROCESS))
     emit({"event": "result", "result": result.to_json()})
     return 0
 

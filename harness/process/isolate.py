@@ -26,7 +26,7 @@ from harness.paths import REPO_ROOT
 from harness.process import warm
 from harness.process.child import CRASH_INPUT
 from harness.tvmapi import loading
-from harness.verdict import BadInput, PassRecord, Result, StageRecord, Violation
+from harness.verdict import BadInput, Outcome, PassRecord, Phase, Result, StageRecord, Violation
 
 DEFAULT_TIMEOUT = 900.0
 STACK_TAIL_LINES = 40
@@ -63,11 +63,13 @@ def _raise_if_cancelled() -> None:
         raise Cancelled()
 
 
-def _signal_name(code: int) -> str:
+def signal_of(returncode: int) -> str | None:
+    """The named signal that ended a child (SIGSEGV), as a violation's `signal`; None for
+    an exit, or a signal without a name."""
     try:
-        return signal.Signals(-code).name
+        return signal.Signals(-returncode).name if returncode < 0 else None
     except ValueError:
-        return f"signal {-code}"
+        return None
 
 
 def _native_tail(stderr: str) -> str:
@@ -83,7 +85,7 @@ def _key_frames(stderr: str, limit: int = 3) -> list[str]:
 
 def describe_death(returncode: int, stderr: str, where: str) -> str:
     """'SIGSEGV in WHERE; native stack: ...' for a child that died without a result."""
-    cause = (_signal_name(returncode) if returncode < 0
+    cause = ((signal_of(returncode) or f"signal {-returncode}") if returncode < 0
              else f"exit code {returncode} without a result")
     frames = "; ".join(_key_frames(stderr)) or "no native frames printed"
     return f"{cause} {where}; native stack: {frames}"
@@ -137,14 +139,14 @@ class _Events:
                 after = None
         if stages:
             name, index = passes[-1] if passes else (None, None)
-            return stages[-1], name, index, "stage", None
+            return stages[-1], name, index, Phase.STAGE, None
         if after is not None:
             return after["stage"], None, None, after["phase"], after.get("copier")
         # Between stages the harness's own checks run (fingerprints, round trips).
         started = [e["name"] for e in self.events if e["event"] == "stage-start"]
         if not started:
-            return "setup", None, None, "process", None
-        return started[-1], None, None, "checks", None
+            return "setup", None, None, Phase.PROCESS, None
+        return started[-1], None, None, Phase.CHECKS, None
 
     def partial_result(self, case: str, options: Options) -> Result:
         start = self.find("start") or {}
@@ -281,7 +283,7 @@ def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
             stderr_text = handle.read()
         result = _interpret(case, options, returncode, timed_out, timeout, events, stderr_text)
         crash_input = os.path.join(tmp, CRASH_INPUT)
-        if result.verdict in ("crash", "timeout") and os.path.exists(crash_input):
+        if result.verdict in (Outcome.CRASH, Outcome.TIMEOUT) and os.path.exists(crash_input):
             result.crash_input = _keep(crash_input, case, result)
     return result
 
@@ -305,22 +307,22 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
     final = events.find("result")
     if final and not timed_out:
         result = Result.from_json(final["result"])
-        result.stderr_tail = _native_tail(stderr_text) if result.verdict != "pass" else ""
+        result.stderr_tail = _native_tail(stderr_text) if result.verdict != Outcome.PASS else ""
         return result
     result = events.partial_result(case, options)
     stage, pass_name, index, phase, copier = events.running()
-    where = f"in stage {stage}" + (f" ({phase})" if phase != "stage" else "") + (
+    where = f"in stage {stage}" + (f" ({phase})" if phase != Phase.STAGE else "") + (
         f", pass {pass_name} (#{index})" if pass_name else "") + (
         f", copier {copier}" if copier else "")
     result.stderr_tail = _native_tail(stderr_text)
     if timed_out:
-        result.add(Violation("timeout", stage, "(process)",
+        result.add(Violation(Outcome.TIMEOUT, stage, "(process)",
                              f"no result after {timeout:g} s; killed {where}", pass_name, index,
                              phase=phase, copier=copier))
     else:
-        result.add(Violation("crash", stage, "(process)",
+        result.add(Violation(Outcome.CRASH, stage, "(process)",
                              describe_death(returncode, stderr_text, where), pass_name, index,
-                             phase=phase, copier=copier))
+                             phase=phase, copier=copier, signal=signal_of(returncode)))
     return result
 
 

@@ -158,8 +158,8 @@ def _serve() -> int:
         cases.catalog()
         if os.environ.get(PRELOAD_TORCH):
             loading.preload_torch_frontend()   # the PyTorch door's imports, paid once too
-    except Exception:  # noqa: BLE001 - each forked child reports it as its verdict
-        pass
+    except Exception:  # noqa: BLE001 - a head start only: each forked child makes these calls
+        pass            # again and reports what they raise (ours: harness-error)
     out = sys.stdout
     # A terminal's Ctrl-C reaches the whole foreground group: the client stops this
     # server itself (stop_all), after it has decided what to keep.

@@ -1,178 +1,88 @@
-"""Reduction steps over a Relax module: the ONNX-less half of the reducer.
+"""The Relax level of a reduction, as the reducing process sees it: a module's file and
+size, and the children that make new ones.
 
 A failure found on a PyTorch model (or a Relax module file) has no ONNX graph to cut,
 and an ONNX case's reduced model still imports to more than the failure needs; both
-are reduced here, on the imported module's `main`, by the edits of
-harness.tvmapi.relax_edit. TVM runs only in children: the parent never holds a module,
-only its file's text (TVMScript, or save_json text when TVMScript cannot carry it) and
-its size. Each edit is a task of an isolated child (`run_task`: read the module, edit
-it, write the candidate), each candidate a check of another (the one runner, on the
-file through the Relax door), so a crash while editing or checking is a data point.
-
-Phases, each step kept only if the signature survives (driver.Reducer runs them):
-
-1. constants as parameters, all at once: the module prints without its metadata
-   section, and every later candidate parses and checks in a fraction of the time;
-2. the shortest failing prefix: main cut at a binding (binary search);
-3. the latest failing start: main started after a binding, what the rest reads of
-   the bindings before becoming parameters (binary search);
-4. single-binding drops: its uses read an argument of its very type (a shape-preserving
-   op skipped), else a new parameter; after an accepted drop the same position is tried
-   again, and rounds repeat until one accepts nothing;
-5. the constants left, one at a time, as parameters, then the rest as zeros.
+are reduced on the imported module's `main`, by the edits of harness.tvmapi.relax_edit.
+TVM runs only in children: this process never holds a module, only its file's text
+(TVMScript, or save_json text when TVMScript cannot carry it) and its size. Each edit is
+a task of an isolated child (harness.runner.relax_task: read the module, edit it, write
+the candidate), each candidate a check of another (the one runner, on the file through
+the Relax door), so a crash while editing or checking is a data point. Which edits are
+tried, and in which order, is the phase table's (harness.reduce.phases).
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
+import json
 import os
+
+from harness.reduce.kinds import ONNX, RelaxModule
+from harness.verdict import BadInput
 
 FORMS = {"tvmscript": ".py", "json": ".json"}
 EDIT_OUT = "edit-out"
 EDIT_IN = "edit-in"
 
 
-@dataclasses.dataclass
-class RelaxModule:
-    """A Relax module as the parent sees it: its file's text and its size."""
-    text: bytes
-    suffix: str                 # .py (TVMScript) or .json
-    bindings: int
-    elements: int = 0           # of the constants printed in the metadata section
-    constants: int = 0
-    label: str = ""             # what the edit that made it did
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.text).hexdigest()
-
-    @property
-    def form(self) -> str:
-        return "json" if self.suffix == ".json" else "tvmscript"
-
-    def size(self) -> tuple[int, int]:
-        return self.bindings, self.elements
-
-    @classmethod
-    def read(cls, path: str, answer: dict) -> "RelaxModule":
-        with open(path, "rb") as handle:
-            text = handle.read()
-        return cls(text, os.path.splitext(path)[1], answer["bindings"], answer["elements"],
-                   answer["constants"], answer.get("label", ""))
-
-    def write(self, path: str) -> str:
-        with open(path + ".partial", "wb") as handle:
-            handle.write(self.text)
-        os.replace(path + ".partial", path)
-        return path
+def _taken(answer_path: str, answer: dict) -> RelaxModule:
+    """The module a child wrote, read and its file removed (the next child writes there)."""
+    module = RelaxModule.read(answer_path, answer)
+    os.remove(answer_path)
+    return module
 
 
-# ---- the child's side -------------------------------------------------------------------
-
-def run_task(task: dict, case) -> dict:
-    """In a child: `export` writes the module the case's door imports; `edit` reads
-    `module`, applies one edit and writes the candidate (`path` None: it does not apply).
-    Either way the answer gives the written module's size."""
-    from harness import doors
-    from harness.tvmapi import relax_edit
-    if task["task"] == "export":
-        mod, label = doors.to_relax(case.model()), "imported"
-    elif task["task"] == "edit":
-        source = relax_edit.load(task["module"])
-        edit, args = task["edit"], task.get("args", [])
-        label = _label(relax_edit, source, edit, args)
-        mod = EDITS[edit](relax_edit)(source, *args)
-        if mod is None:
-            return {"path": None, "label": label}
+def edit(reducer, module: RelaxModule, name: str, *args) -> RelaxModule | None:
+    """The candidate a child makes by one edit of `module` (None: the edit does not
+    apply, or was asked before: what it made was judged then)."""
+    if not reducer.seen.first_ask((module.digest, name, json.dumps(args))):
+        return None
+    out_dir = reducer.out_dir
+    if reducer.state.best and module.digest == reducer.best_digest:
+        source = os.path.join(out_dir, reducer.state.best)
     else:
-        raise ValueError(f"unknown task {task['task']!r}")
-    path = relax_edit.save(mod, task["out"], task.get("form", "tvmscript"))
-    bindings, elements = relax_edit.size(mod)
-    return {"path": path, "bindings": bindings, "elements": elements,
-            "constants": len(relax_edit.constants(mod)), "label": label}
+        source = module.write(os.path.join(out_dir, EDIT_IN + module.suffix))
+    reducer.state.edits += 1
+    what = f"edit {name} {list(args)}"
+    task = {"task": "edit", "edit": name, "args": list(args),
+            "out": os.path.join(out_dir, EDIT_OUT), "form": module.form}
+    try:
+        result = reducer.ask(source, task, what)
+    except BadInput as exc:   # the child refused the file: nothing to check
+        reducer.log(f"{what}: refused: {exc}")
+        return None
+    answer = result.task_output
+    if answer is None:   # the child died (a crash of TVM's in the edit): say so, go on
+        made = result.violations[0].one_line() if result.violations else result.verdict
+        reducer.log(f"{what} made nothing: {made}")
+        return None
+    return _taken(answer["path"], answer) if answer.get("path") else None
 
 
-EDITS = {
-    "cut": lambda e: e.cut,
-    "start": lambda e: e.start_after,
-    "drop": lambda e: e.drop,
-    "params": lambda e: e.constants_to_params,
-    "zeros": lambda e: e.constants_to_zeros,
-}
-
-
-def _label(relax_edit, mod, edit: str, args: list) -> str:
-    if edit in ("cut", "start", "drop") and args and 0 <= args[0] < len(relax_edit.bindings(mod)):
-        what = relax_edit.describe(mod, args[0])
-        reads = "an argument" if edit == "drop" and args[1:] in ([], ["arg"]) else "a parameter"
-        return {"cut": f"end main at binding {args[0]} ({what})",
-                "start": f"start main after binding {args[0]} ({what})",
-                "drop": f"drop binding {args[0]} ({what}; its uses read {reads})"}[edit]
-    if edit == "params":
-        return "constants as parameters" if not args or args[0] is None \
-            else f"constant {args[0][0]} as a parameter"
-    return "constants as zeros"
-
-
-# ---- the parent's side: the phases -----------------------------------------------------
-
-def phases(reducer) -> list[tuple[str, object]]:
-    return [("relax: constants as parameters", lambda m: all_params(reducer, m)),
-            ("relax: shortest failing prefix", lambda m: prefix(reducer, m)),
-            ("relax: latest failing start", lambda m: start(reducer, m)),
-            ("relax: binding drops", lambda m: drops(reducer, m)),
-            ("relax: constants one by one", lambda m: constants(reducer, m))]
-
-
-def all_params(reducer, module: RelaxModule) -> RelaxModule:
-    if not module.constants:
-        return module
-    candidate = reducer.edit(module, "params")
-    if candidate is not None and reducer.interesting(candidate):
-        return reducer.accept(candidate.label, candidate)
-    return module
-
-
-def prefix(reducer, module: RelaxModule) -> RelaxModule:
-    return reducer.search(module, list(range(module.bindings - 1)),
-                          lambda position: reducer.edit(module, "cut", position))
-
-
-def start(reducer, module: RelaxModule) -> RelaxModule:
-    return reducer.search(module, list(range(module.bindings - 1))[::-1],
-                          lambda position: reducer.edit(module, "start", position))
-
-
-def drops(reducer, module: RelaxModule) -> RelaxModule:
-    """Rounds of single-binding drops, staying at a position after an accepted drop."""
-    progress = True
-    while progress and not reducer.out_of_time():
-        progress, index = False, 0
-        while index < module.bindings and not reducer.out_of_time():
-            for by in ("arg", "param"):
-                candidate = reducer.edit(module, "drop", index, by)
-                if candidate is not None and candidate.size() < module.size() \
-                        and reducer.interesting(candidate):
-                    module, progress = reducer.accept(candidate.label, candidate), True
-                    break
-            else:
-                index += 1
-    return module
-
-
-def constants(reducer, module: RelaxModule) -> RelaxModule:
-    """The constants left, one at a time, as parameters (staying in place after an
-    accepted one: the next constant takes its number), then the rest as zeros."""
-    index = 0
-    while index < module.constants and not reducer.out_of_time():
-        candidate = reducer.edit(module, "params", [index])
-        if candidate is not None and candidate.size() < module.size() \
-                and reducer.interesting(candidate):
-            module = reducer.accept(candidate.label, candidate)
-        else:
-            index += 1
-    if module.constants and not reducer.out_of_time():
-        candidate = reducer.edit(module, "zeros")
-        if candidate is not None and reducer.interesting(candidate):
-            module = reducer.accept(candidate.label, candidate)
-    return module
+def to_relax(reducer, phase, model):
+    """The import to Relax (a phase's walk): the module the door imports (the reduced ONNX
+    model's, or the case's own), written as TVMScript, else as JSON: the first form that
+    still fails is where the Relax phases start; neither, and they are skipped (the input
+    stays as it is)."""
+    state = reducer.state
+    source = os.path.join(reducer.out_dir, ONNX.best) if state.door == "onnx" else reducer.case
+    reasons = []
+    for form in FORMS:
+        task = {"task": "export", "out": os.path.join(reducer.out_dir, EDIT_OUT), "form": form}
+        result = reducer.ask(source, task, f"writing the imported module as {form}")
+        answer = result.task_output
+        if not answer or not answer.get("path"):
+            violation = result.violations[0].one_line() if result.violations else "?"
+            reasons.append(f"{form}: the module could not be written ({violation})")
+            continue
+        module = _taken(answer["path"], answer)
+        if reducer.interesting(module):
+            state.original_bindings = module.bindings
+            reducer.save(module)
+            reducer.log(f"{phase.name}: {module.bindings} bindings, "
+                        f"{module.constants} constants ({module.elements} elements), "
+                        f"as {form} ({state.candidates} candidates, {reducer.elapsed():.0f} s)")
+            return module
+        reasons.append(f"as {form} it does not fail as {reducer.signature.text()}")
+    state.relax_skipped = "; ".join(reasons)
+    reducer.log(f"the Relax phases are skipped: {state.relax_skipped}")
+    return model

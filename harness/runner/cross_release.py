@@ -27,11 +27,11 @@ from harness.catalog.known_issues import CROSS_RELEASE_PATH
 from harness.classify import HarnessBug
 from harness.options import Options
 from harness.oracles import cross_release as oracle
+from harness.oracles.recorder import Emit, Recorder
 from harness.runner.path_runner import PathRunner, import_model
-from harness.runner.recorder import Emit, Recorder
 from harness.tvmapi import calls, copiers, loading
 from harness.tvmapi.pipelines import EXTRACT
-from harness.verdict import Result, StageRecord, Violation, first_line
+from harness.verdict import Outcome, Phase, Result, StageRecord, Violation
 
 MODULE, SAVED, TUNING_LOG = "module.json", "saved.json", "tuning-log"
 
@@ -69,10 +69,10 @@ def _extract(module, options: Options) -> tuple[list, list, Result]:
     return calls.task_signatures(tasks), tasks, run
 
 
-def _tvm_failure(exc: Exception) -> str:
-    """A TVM exception's one line; our own raises HarnessBug (harness-error)."""
-    classify.raise_if_ours(exc, oracle.STAGE)
-    return first_line(exc)
+def _tvm(function, *args) -> classify.Call:
+    """One call into TVM at this stage: TVM's exception comes back, ours leaves as a
+    HarnessBug (harness-error)."""
+    return classify.Call.of(oracle.STAGE, function, *args)
 
 
 def _import(case_id: str, result: Result, recorder: Recorder, emit: Emit):
@@ -94,13 +94,12 @@ def save(case_id: str, options: Options, folder: str, emit: Emit) -> Result:
             return result
         with _stage(result, emit, "save-json", opened=False), \
                 recorder.phase("copy", oracle.STAGE, oracle.copier_of(versions)):
-            try:
-                text = copiers.save_json(module)
-            except Exception as exc:  # noqa: BLE001 - TVM's: A cannot save
-                recorder.violate(oracle.save_failed(_tvm_failure(exc), versions))
+            saved = _tvm(copiers.save_json, module)
+            if not saved.ok:   # A cannot save
+                recorder.violate(oracle.save_failed(saved.detail, versions))
                 return result
         with open(os.path.join(folder, MODULE), "w") as handle:
-            handle.write(text)
+            handle.write(saved.value)
         with _stage(result, emit, "extract"):
             outcome, tasks, run = _extract(module, options)
         if run.violations:   # A's own failure: its column shows it; nothing to carry over
@@ -109,18 +108,17 @@ def save(case_id: str, options: Options, folder: str, emit: Emit) -> Result:
             return result
         with _stage(result, emit, "tuning-log"):
             os.makedirs(os.path.join(folder, TUNING_LOG))
-            try:
-                calls.write_tuning_log(os.path.join(folder, TUNING_LOG), tasks)
-            except Exception as exc:  # noqa: BLE001
-                recorder.violate(Violation("error", oracle.STAGE, oracle.TUNING_LOG,
-                                           f"writing the tuning log failed: "
-                                           f"{_tvm_failure(exc)}", phase="copy"))
+            written = _tvm(calls.write_tuning_log, os.path.join(folder, TUNING_LOG), tasks)
+            if not written.ok:
+                recorder.violate(Violation(Outcome.ERROR, oracle.STAGE, oracle.TUNING_LOG,
+                                           f"writing the tuning log failed: {written.detail}",
+                                           phase=Phase.COPY))
                 return result
         result.set_outcome(outcome)
         with open(os.path.join(folder, SAVED), "w") as handle:
             json.dump({"versions": versions, "outcome": result.outcome}, handle)
     except HarnessBug as bug:
-        recorder.violate(Violation("harness-error", bug.stage, "(harness)", str(bug)))
+        recorder.violate(Violation(Outcome.HARNESS_ERROR, bug.stage, "(harness)", str(bug)))
     return result
 
 
@@ -139,7 +137,7 @@ def load(case_id: str, options: Options, folder: str, emit: Emit) -> Result:
                 recorder.phase("copy", oracle.STAGE, oracle.copier_of(saved_by)):
             _compare(own, options, folder, saved_by, result, recorder)
     except HarnessBug as bug:
-        recorder.violate(Violation("harness-error", bug.stage, "(harness)", str(bug)))
+        recorder.violate(Violation(Outcome.HARNESS_ERROR, bug.stage, "(harness)", str(bug)))
     return result
 
 
@@ -149,17 +147,14 @@ def _compare(own, options: Options, folder: str, saved_by: dict, result: Result,
     until they are compared (the path runs after)."""
     with open(os.path.join(folder, MODULE)) as handle:
         text = handle.read()
-    try:
-        loaded = copiers.load_json(text)
-    except Exception as exc:  # noqa: BLE001 - TVM's: the finding
-        recorder.violate(oracle.load_failed(_tvm_failure(exc), saved_by))
-        loaded = None
+    load = _tvm(copiers.load_json, text)
+    if not load.ok:   # the finding
+        recorder.violate(oracle.load_failed(load.detail, saved_by))
+    loaded = load.value
     if loaded is not None:
-        try:
-            difference = oracle.structural_difference(own, loaded, saved_by)
-        except Exception as exc:  # noqa: BLE001 - TVM failing to compare what it loaded
-            difference = oracle.load_failed(f"it loads, but comparing it raises "
-                                            f"{_tvm_failure(exc)}", saved_by)
+        compared = _tvm(oracle.structural_difference, own, loaded, saved_by)
+        difference = compared.value if compared.ok else oracle.load_failed(
+            f"it loads, but comparing it raises {compared.detail}", saved_by)
         if difference:
             recorder.violate(difference)
     own_outcome, own_tasks, run = _extract(own, options)
@@ -169,7 +164,7 @@ def _compare(own, options: Options, folder: str, saved_by: dict, result: Result,
         return
     if loaded is not None:
         loaded_outcome, _, loaded_run = _extract(loaded, options)
-        ours = [v for v in loaded_run.violations if v.kind == "harness-error"]
+        ours = [v for v in loaded_run.violations if v.kind == Outcome.HARNESS_ERROR]
         if ours:
             recorder.violate(ours[0])
         elif loaded_run.violations:
@@ -179,13 +174,12 @@ def _compare(own, options: Options, folder: str, saved_by: dict, result: Result,
             difference = oracle.tasks_difference(own_outcome, loaded_outcome, saved_by)
             if difference:
                 recorder.violate(difference)
-    try:
-        missing = calls.tasks_missing_from_tuning_log(os.path.join(folder, TUNING_LOG),
-                                                      own_tasks)
-    except Exception as exc:  # noqa: BLE001 - TVM's: the log is lost
-        recorder.violate(oracle.tuning_log_unreadable(_tvm_failure(exc), saved_by))
+    looked_up = _tvm(calls.tasks_missing_from_tuning_log, os.path.join(folder, TUNING_LOG),
+                     own_tasks)
+    if not looked_up.ok:   # the log is lost
+        recorder.violate(oracle.tuning_log_unreadable(looked_up.detail, saved_by))
         return
-    missing_found = oracle.tuning_log_missing(missing, len(own_tasks), saved_by)
+    missing_found = oracle.tuning_log_missing(looked_up.value, len(own_tasks), saved_by)
     if missing_found:
         recorder.violate(missing_found)
 

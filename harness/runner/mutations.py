@@ -8,12 +8,13 @@ a pristine copy comparing JSON after every pass, to name the pass (paid only the
 """
 from __future__ import annotations
 
+from harness import classify
 from harness.oracles.fingerprint import Fingerprint
-from harness.runner.recorder import Recorder, no_emit
+from harness.oracles.recorder import Recorder, no_emit
 from harness.tvmapi import calls, structure
 from harness.tvmapi.pass_guard import PassGuard, Watched
 from harness.tvmapi.pipelines import Pipeline
-from harness.verdict import StageRecord, Violation
+from harness.verdict import Outcome, StageRecord, Violation
 
 # The most telling finding first: the source, the stage's input, a pass's own input.
 _ORDER = ("source", "stage input", "its input")
@@ -56,7 +57,7 @@ class MutationBlame:
             # Inside a Sequential the mutated module is an intermediate one that only a
             # per-pass check (the guard's hash or identity map of each pass's input) sees.
             what, where = "its input (an intermediate module of the stage)", "(pass input)"
-        self.recorder.violate(Violation("mutated", stage.name, where,
+        self.recorder.violate(Violation(Outcome.MUTATED, stage.name, where,
                                         f"the pass mutated {what}: {finding.how}",
                                         finding.record.name, finding.record.index))
 
@@ -78,7 +79,7 @@ class MutationBlame:
         if not self.source_fp.hash_changed(self.source):
             return False
         record.mutated_source = True
-        self.recorder.violate(Violation("mutated", record.name,
+        self.recorder.violate(Violation(Outcome.MUTATED, record.name,
                                         self.source_fp.changed_path(self.source),
                                         "the stage mutated the source IRModule in place",
                                         *(blamed or (None, None))))
@@ -88,44 +89,54 @@ class MutationBlame:
         return True
 
     def _input_path(self, stage, mutated) -> str:
-        """Where the stage's input changed: replay the earlier stages over a pristine copy."""
-        try:
-            pristine = self.pristine_source or self.source_fp.snapshot()
-            with calls.pass_context([]):
-                for earlier in self.pipeline.stages[:self.pipeline.stages.index(stage)]:
-                    pristine = earlier.run(pristine)
-            return structure.first_mismatch(pristine, mutated) or "(structural hash changed)"
-        except Exception as exc:  # noqa: BLE001 - the path is a courtesy, the verdict stands
-            return f"(structural hash changed; replay failed: {type(exc).__name__})"
+        """Where the stage's input changed: replay the earlier stages over a pristine copy.
+        TVM failing the replay leaves the verdict standing (the path is a courtesy); our
+        own exception is a harness error, as anywhere."""
+        replay = classify.Call.of(stage.name, self._replayed_input_path, stage, mutated)
+        if replay.ok:
+            return replay.value
+        return f"(structural hash changed; replay failed: {type(replay.error).__name__})"
+
+    def _replayed_input_path(self, stage, mutated) -> str:
+        pristine = self.pristine_source or self.source_fp.snapshot()
+        with calls.pass_context([]):
+            for earlier in self.pipeline.stages[:self.pipeline.stages.index(stage)]:
+                pristine = earlier.run(pristine)
+        return structure.first_mismatch(pristine, mutated) or "(structural hash changed)"
 
     def _replay_naming_json_change(self):
         """Replay the path over a pristine copy comparing JSON after every pass.
 
         (stage, pass, index, note) of the first pass (or, for a stage that is no pass,
         the stage) that changed its input or the source outside structural equality;
-        the note says why no pass was named when the replay itself failed.
+        the note says why no pass was named when TVM failed the replay (naming is a
+        courtesy, the violation stands; our own exception is a harness error).
         """
-        pristine = self.source_fp.snapshot()
+        replay = classify.Call.of("", self._replay, self.source_fp.snapshot())
+        if replay.ok:
+            return replay.value
+        return "(whole path)", None, None, \
+            f"; the replay to name the pass failed: {type(replay.error).__name__}"
+
+    def _replay(self, pristine):
         replay = PassGuard(no_emit, json_watch=True)
         current = pristine
-        try:
-            for stage in self.pipeline.stages:
-                watched = [Watched("source", pristine, by_json=True)]
-                if current is not pristine:
-                    watched.append(Watched("stage input", current, by_json=True))
-                replay.begin_stage(stage.name, watched)
-                with calls.pass_context([replay.instrument()]):
-                    output = stage.run(current)
-                replay.end_stage()
-                if replay.findings:
-                    record = replay.findings[0].record
-                    return stage.name, record.name, record.index, ""
-                if any(w.moved() for w in watched):
-                    return stage.name, None, None, ""
-                if stage is self.pipeline.final:
-                    break
-                current = output
-        except Exception as exc:  # noqa: BLE001 - naming is a courtesy; the violation stands
-            return "(whole path)", None, None, \
-                f"; the replay to name the pass failed: {type(exc).__name__}"
+        for stage in self.pipeline.stages:
+            watched = [Watched("source", pristine, by_json=True)]
+            if current is not pristine:
+                watched.append(Watched("stage input", current, by_json=True))
+            replay.begin_stage(stage.name, watched)
+            with calls.pass_context([replay.instrument()]):
+                output = stage.run(current)
+            replay.end_stage()
+            if replay.bug is not None:   # ours, kept inside TVM's callbacks
+                raise replay.bug
+            if replay.findings:
+                record = replay.findings[0].record
+                return stage.name, record.name, record.index, ""
+            if any(w.moved() for w in watched):
+                return stage.name, None, None, ""
+            if stage is self.pipeline.final:
+                break
+            current = output
         return "(whole path)", None, None, ""

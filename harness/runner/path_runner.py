@@ -24,27 +24,25 @@ from harness.options import Options
 from harness.oracles import roundtrip
 from harness.oracles.copies import CopyChecks
 from harness.oracles.fingerprint import Fingerprint
+from harness.oracles.recorder import Emit, Recorder, no_emit
 from harness.runner.mutations import MutationBlame
-from harness.runner.recorder import Emit, Recorder, no_emit
 from harness.tvmapi import calls, copiers, errors, loading
 from harness.tvmapi.pass_guard import PassGuard, Watched
 from harness.tvmapi.pipelines import Pipeline, build
-from harness.verdict import Result, StageRecord, Violation
+from harness.verdict import Outcome, Phase, Result, StageRecord, Violation
 
 Stop = Callable[[Result], bool]   # True: the result is decided, skip the remaining checks
 
 
 def import_model(model):
     """The door's frontend (ONNX or PyTorch) -> IRModule; an operator without a converter
-    makes the case untestable."""
-    try:
-        return doors.to_relax(model), None
-    except (loading.TVMUnavailable, doors.TorchUnavailable):   # cannot test here
-        raise
-    except Exception as exc:  # noqa: BLE001 - ours re-raised, TVM's classified
-        classify.raise_if_ours(exc, "import")
-        kind = "unsupported" if errors.is_unsupported_op_error(exc) else "error"
-        return None, Violation(kind, "import", "(frontend)", classify.first_line(exc))
+    makes the case untestable. Missing TVM or torch: cannot test here (raised as it is)."""
+    imported = classify.Call.of("import", doors.to_relax, model,
+                                reraise=(loading.TVMUnavailable, doors.TorchUnavailable))
+    if imported.ok:
+        return imported.value, None
+    kind = "unsupported" if errors.is_unsupported_op_error(imported.error) else "error"
+    return None, Violation(kind, "import", "(frontend)", imported.detail)
 
 
 class PathRunner:
@@ -71,7 +69,8 @@ class PathRunner:
         try:
             source, failure = import_model(model)
         except HarnessBug as bug:
-            source, failure = None, Violation("harness-error", "import", "(harness)", str(bug))
+            source, failure = None, Violation(Outcome.HARNESS_ERROR, "import", "(harness)",
+                                              str(bug))
         record = StageRecord("import", round(time.perf_counter() - started, 4))
         result.stages.append(record)
         self.emit({"event": "stage-end", **record.__dict__})
@@ -81,21 +80,25 @@ class PathRunner:
         return self.run(source, result)
 
     def run(self, source, result: Result) -> Result:
-        """Check the whole path over `source`, the module the caller handed in."""
+        """Check the whole path over `source`, the module the caller handed in.
+
+        The checks between stages are classified here: the stage of what they raised is
+        the last one recorded (stage "" leaves it to this call)."""
         recorder = Recorder(result, self.emit)
         try:
-            return _Run(self, source, recorder).all()
+            checked = classify.Call.of("", lambda: _Run(self, source, recorder).all())
         except HarnessBug as bug:
-            recorder.violate(Violation("harness-error", bug.stage, "(harness)", str(bug)))
-        except Exception as exc:  # noqa: BLE001 - raised by the checks between stages
-            stage = result.stages[-1].name if result.stages else "import"
-            if classify.origin(exc) == classify.HARNESS:
-                recorder.violate(Violation("harness-error", stage, "(harness)",
-                                           classify.summary(exc)))
-            else:   # TVM failing inside a check (a save_json, a structural hash)
-                recorder.violate(Violation("error", stage, "(exception)",
-                                           classify.first_line(exc), phase="checks"))
+            recorder.violate(Violation(Outcome.HARNESS_ERROR, bug.stage or _last_stage(result),
+                                       "(harness)", str(bug)))
+            return result
+        if not checked.ok:   # TVM failing inside a check (a save_json, a structural hash)
+            recorder.violate(Violation(Outcome.ERROR, _last_stage(result), "(exception)",
+                                       checked.detail, phase=Phase.CHECKS))
         return result
+
+
+def _last_stage(result: Result) -> str:
+    return result.stages[-1].name if result.stages else "import"
 
 
 class _Run:
@@ -163,7 +166,7 @@ class _Run:
         guard.begin_stage(stage.name, watched if self.options.pass_guard else [])
         self.runner.emit({"event": "stage-start", "name": stage.name})
         started = time.perf_counter()
-        output, failure, running = self._guarded(stage, current)
+        ran, running = self._guarded(stage, current)
         passes = guard.end_stage()
         record = StageRecord(stage.name, round(time.perf_counter() - started, 4),
                              passes=len(passes))
@@ -172,24 +175,30 @@ class _Run:
             self.blame.after_stage(record, stage, current, input_fp, guard.findings)
         self.result.stages.append(record)
         self.runner.emit({"event": "stage-end", **record.__dict__})
-        if failure is not None:
-            classify.raise_if_ours(failure, stage.name)
-            self.recorder.violate(Violation("error", stage.name, "(exception)",
-                                            classify.first_line(failure),
+        if isinstance(ran, HarnessBug):
+            raise ran   # ours: harness-error, once the stage is recorded as it ran
+        if not ran.ok:
+            self.recorder.violate(Violation(Outcome.ERROR, stage.name, "(exception)", ran.detail,
                                             *(running or (None, None))))
             return None, True
         if self.runner.observe is not None:
-            self.runner.observe(stage.name, current, output)
-        return output, False
+            self.runner.observe(stage.name, current, ran.value)
+        return ran.value, False
 
     def _guarded(self, stage, current):
-        """(output, exception, (pass, index) running when it was raised).
-
-        The guard only records: the stage runs exactly as it would unguarded."""
+        """(the stage's classified call, or our HarnessBug; (pass, index) running when it
+        raised). The guard only records: the stage runs exactly as it would unguarded."""
         guard = self.runner.guard
         instruments = [guard.instrument()] if self.options.pass_guard else []
         try:
-            with calls.pass_context(instruments):
-                return stage.run(current), None, None
-        except Exception as exc:  # noqa: BLE001 - classified by the caller
-            return None, exc, guard.running()
+            ran = classify.Call.of(stage.name, _in_context, stage, current, instruments)
+        except HarnessBug as bug:
+            return bug, guard.running()
+        if guard.bug is not None:   # ours, kept inside TVM's callbacks
+            return guard.bug, guard.running()
+        return ran, None if ran.ok else guard.running()
+
+
+def _in_context(stage, current, instruments):
+    with calls.pass_context(instruments):
+        return stage.run(current)

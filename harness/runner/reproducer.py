@@ -23,7 +23,7 @@ from harness import doors
 from harness.options import Options
 from harness.tvmapi import copiers, targets
 from harness.tvmapi.pipelines import build
-from harness.verdict import BadInput, Violation
+from harness.verdict import BadInput, Outcome, Phase, Violation
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
@@ -98,13 +98,13 @@ def copier_of(violation: Violation) -> str | None:
 
 def template_of(violation: Violation) -> str:
     """Which MAIN template reproduces this violation."""
-    if violation.stage == "import" and violation.phase == "stage":
+    if violation.stage == "import" and violation.phase == Phase.STAGE:
         return "import"      # the ONNX frontend itself failed: the input is model.onnx
-    if violation.kind in ("crash", "timeout"):
+    if violation.kind in (Outcome.CRASH, Outcome.TIMEOUT):
         return "process"
-    if violation.kind == "mutated":
+    if violation.kind == Outcome.MUTATED:
         return "mutated"
-    if violation.kind == "lossy-roundtrip" and violation.phase == "copy":
+    if violation.kind == Outcome.LOSSY_ROUNDTRIP and violation.phase == Phase.COPY:
         return "lossy-roundtrip"
     return "error"           # any other exception: the phase's failing call raises
 
@@ -122,9 +122,9 @@ def spec_of(*, violation: Violation, options: Options, versions: dict, command: 
     if stage == "(whole path)":
         stage = build(options).stages[0].name
     template = template_of(violation)
-    hooks, _ = _hooks_source(options, copier_hook if violation.phase == "copy" else None)
+    hooks, _ = _hooks_source(options, copier_hook if violation.phase == Phase.COPY else None)
     # the pass sweep copies the pass's output; every other path the stage's input
-    copy_output = options.path == "pass" and "output" in violation.detail
+    copy_output = options.path == "pass" and violation.copied == "output"
     lines = stage_lines(options, stage) if template != "import" else ""
     return {
         "template": template, "phase": violation.phase,
@@ -141,9 +141,9 @@ def spec_of(*, violation: Violation, options: Options, versions: dict, command: 
         "copy_call": "COPIERS_OVERRIDE['json']" if copier_hook
         else COPY_CALLS[copier_of(violation)],
         "stage": stage, "pass_name": violation.pass_name,
-        "where": stage if violation.phase == "stage" else f"{stage} ({violation.phase})",
+        "where": stage if violation.phase == Phase.STAGE else f"{stage} ({violation.phase})",
         "exact_json": copier_of(violation) != "tvmscript", "deadline": deadline,
-        "hang": violation.kind == "timeout", "copy_output": copy_output,
+        "hang": violation.kind == Outcome.TIMEOUT, "copy_output": copy_output,
         "what": "the output" if copy_output else "the input",
     }
 
@@ -177,7 +177,7 @@ def _stages(spec: dict) -> list[tuple[str, str]]:
 def _uses_failing_call(spec: dict) -> bool:
     """The error and crash/hang mains make one call, and it is `failing_call` unless the
     stage itself fails (phase "stage"): then `failing_stage` is the call."""
-    return spec["template"] in ("error", "process") and spec["phase"] != "stage"
+    return spec["template"] in ("error", "process") and spec["phase"] != Phase.STAGE
 
 
 def _uses_failing_stage(spec: dict, values: dict) -> bool:
@@ -185,7 +185,7 @@ def _uses_failing_stage(spec: dict, values: dict) -> bool:
     stage under its own instrument), not a crash while loading (phase "process")."""
     if spec["template"] == "lossy-roundtrip":
         return bool(values["copy_output_line"] or values["outcome_check"])
-    return spec["template"] != "mutated" and spec["phase"] != "process"
+    return spec["template"] != "mutated" and spec["phase"] != Phase.PROCESS
 
 
 def render(spec: dict) -> str:
@@ -248,7 +248,7 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
         text += _template("meta_schedule").substitute(values)
     if spec["hooks"]:
         text += "\n\n" + "\n".join(spec["hooks"]).strip("\n") + "\n"
-    if spec["template"] == "lossy-roundtrip" or (failing_call and spec["phase"] == "copy"):
+    if spec["template"] == "lossy-roundtrip" or (failing_call and spec["phase"] == Phase.COPY):
         text += f"\n\nCOPY = {spec['copy_call']}\n"
     if "TARGET" in calls:
         text += f"\n\nTARGET = tvm.target.Target({spec['target']!r})\n"
@@ -257,7 +257,7 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
             text += _template("prepare").substitute(values)
         if _uses_failing_stage(spec, values):
             text += _template("failing_stage").substitute(values)
-    if (failing_call and spec["phase"] == "determinism") or values["outcome_check"] and \
+    if (failing_call and spec["phase"] == Phase.DETERMINISM) or values["outcome_check"] and \
             spec["template"] == "lossy-roundtrip":
         text += _template("outcome").substitute(values)
     if failing_call:

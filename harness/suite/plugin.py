@@ -9,6 +9,8 @@ or the only process) merges every worker's lines into OUT/summary.{md,json,html}
 Test outcomes are never changed. The session's exit status is pytest's when tests
 failed; otherwise 1 when the guard found something the registry does not explain
 (or a registered suite finding went stale), 4 on a failure of the guard itself.
+`--harness-guard-counts FILE` (guarded or not) writes the session's test outcome counts
+as JSON, so `guard-suite` reads them as data instead of parsing pytest's summary line.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import time
 import pytest
 
 DEFAULT_OUT = ".harness-guard"
+# The outcome words of pytest's summary line that guard-suite counts, in pytest's order.
+COUNTED = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "error")
 
 
 def pytest_addoption(parser):
@@ -32,11 +36,32 @@ def pytest_addoption(parser):
                     help=f"where records and the summary go (default {DEFAULT_OUT})")
     group.addoption("--harness-guard-max-bytes", type=int, default=None, metavar="N",
                     help="modules whose JSON text is larger are counted, not copied")
+    group.addoption("--harness-guard-counts", default=None, metavar="FILE",
+                    help="write the session's test outcome counts (passed, failed, ...) as "
+                         "JSON to FILE, with or without --harness-guard")
 
 
 def pytest_configure(config):
     if config.getoption("harness_guard"):
         config.pluginmanager.register(GuardedSession(config), "harness-guard-session")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    """The counts pytest's summary line shows, written by the process that ends the
+    session (with xdist, the controller: the workers' reports reach it)."""
+    path = session.config.getoption("harness_guard_counts")
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if not path or hasattr(session.config, "workerinput") or reporter is None:
+        return
+    counts = {}
+    for word in COUNTED:
+        number = sum(1 for report in reporter.stats.get(word, [])
+                     if getattr(report, "count_towards_summary", True))
+        if number:
+            counts[word] = number
+    with open(path, "w") as handle:
+        json.dump(counts, handle)
 
 
 def _worker(config) -> str:
@@ -123,11 +148,12 @@ class GuardedSession:
         if self.summary is None:
             return
         from harness.suite import summary
+        from harness.verdict import Outcome
         writer = terminalreporter
         writer.section("harness guard")
         writer.line(summary.headline(self.summary))
         for finding in self.summary["findings"]:
-            if finding["status"] in ("new", "harness-error"):
+            if finding["status"] in (Outcome.NEW, Outcome.HARNESS_ERROR):
                 writer.line(f"{finding['status']}: {finding['signature']} x{finding['count']}"
                             f" (e.g. {finding['example_test']})")
         for item in self.summary["stale"]:

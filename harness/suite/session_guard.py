@@ -13,8 +13,10 @@ of the session (context_hook). For each test:
     it: a lossy copy is `lossy-roundtrip` at the pass whose input or output it was;
     TVMScript refusing to print or parse one is `unsupported` for that copier, as in
     `check`. A module whose JSON text is over the size cap is counted, not copied.
-Nothing is raised into the test: a failure of the guard's own code is recorded as
-`harness-error` and turns the guard off for the rest of the test.
+Nothing is raised into the test. What the guard's work raises is decided by the one
+classifier (classify.Call): our own code's exception is recorded as `harness-error`, TVM
+failing in one of the guard's calls is the violation it is (an `error`, phase checks),
+never the other way round; either turns the guard off for the rest of the test.
 """
 from __future__ import annotations
 
@@ -26,18 +28,17 @@ from harness import classify
 from harness.oracles import roundtrip
 from harness.tvmapi import calls, context_hook, copiers, structure
 from harness.tvmapi.pass_guard import PassGuard
-from harness.verdict import Violation, first_line
+from harness.verdict import Outcome, Phase, Violation
 
 STAGE = "suite"   # the stage of every suite record: passes run by tests, not a path
 DEFAULT_MAX_BYTES = 8_000_000   # a module's JSON text above this is counted, not copied
 MAX_MODULES_PER_TEST = 200      # distinct modules copied per test (the rest counted)
 
 
-def _tvm_failed(exc: Exception, kind: str, access_path: str, what: str, pass_name: str,
-                **where) -> Violation:
-    """TVM failing in one of the guard's own calls: the violation it is (ours re-raised)."""
-    classify.raise_if_ours(exc, STAGE)
-    return Violation(kind, STAGE, access_path, f"{what}: {first_line(exc)}",
+def _tvm_failed(call: classify.Call, kind: str, access_path: str, what: str,
+                pass_name: str, **where) -> Violation:
+    """TVM failing in one of the guard's own calls: the violation it is."""
+    return Violation(kind, STAGE, access_path, f"{what}: {call.detail}",
                      pass_name=pass_name, **where)
 
 
@@ -94,19 +95,28 @@ class SessionGuard:
         if not self.active or self.busy:
             return
         started = time.perf_counter()
+        self.busy = True
         try:
-            self.busy = True
-            references = structure.use_count(mod)
-            step(mod, info)
-            self._release(mod, references)
-        except Exception as exc:  # noqa: BLE001 - never into the test: recorded, guard off
-            self.active = False
-            self.broken = Violation("harness-error", STAGE, "(guard)",
-                                    f"the suite guard failed: {classify.summary(exc)}",
-                                    pass_name=str(info.name), phase="checks")
+            done = classify.Call.of(STAGE, self._released_after, step, mod, info)
+            if not done.ok:
+                self._off(Violation(Outcome.ERROR, STAGE, "(guard)", "TVM failed in the suite "
+                                    f"guard's own calls: {done.detail}",
+                                    pass_name=str(info.name), phase=Phase.CHECKS))
+        except classify.HarnessBug as bug:   # never into the test: recorded, guard off
+            self._off(Violation(Outcome.HARNESS_ERROR, STAGE, "(guard)",
+                                f"the suite guard failed: {bug}", pass_name=str(info.name),
+                                phase=Phase.CHECKS))
         finally:
             self.busy = False
             self.seconds += time.perf_counter() - started
+
+    def _off(self, violation: Violation) -> None:
+        self.active, self.broken = False, violation
+
+    def _released_after(self, step, mod, info) -> None:
+        references = structure.use_count(mod)
+        step(mod, info)
+        self._release(mod, references)
 
     def _release(self, mod, references: int) -> None:
         """Leave `mod` with the references it came with: a reference the guard's work left
@@ -163,13 +173,13 @@ class SessionGuard:
         record = self.record
         if not calls.is_module(module):
             return
-        try:
-            key = structure.structural_hash(module)
-        except Exception as exc:  # noqa: BLE001 - TVM's: ours re-raised
+        hashed = classify.Call.of(STAGE, structure.structural_hash, module)
+        if not hashed.ok:
             record.violations.append(_tvm_failed(
-                exc, "error", "(structural hash)", f"the pass's {what} cannot be hashed",
-                pass_name, phase="checks"))
+                hashed, "error", "(structural hash)", f"the pass's {what} cannot be hashed",
+                pass_name, phase=Phase.CHECKS))
             return
+        key = hashed.value
         if key in self.remembered:
             record.modules_remembered += 1
             return
@@ -180,13 +190,13 @@ class SessionGuard:
         self._copy_one(module, what, pass_name, record)
 
     def _copy_one(self, module, what: str, pass_name: str, record: TestRecord) -> None:
-        try:
-            text = copiers.save_json(module)
-        except Exception as exc:  # noqa: BLE001 - TVM's: ours re-raised
+        saved = classify.Call.of(STAGE, copiers.save_json, module)
+        if not saved.ok:
             record.violations.append(_tvm_failed(
-                exc, "lossy-roundtrip", "(json)", f"save_json of the pass's {what} failed",
-                pass_name, phase="copy", copier="json"))
+                saved, "lossy-roundtrip", "(json)", f"save_json of the pass's {what} failed",
+                pass_name, phase=Phase.COPY, copier="json"))
             return
+        text = saved.value
         if len(text) > self.max_bytes:
             record.over_cap += 1
             return
@@ -201,14 +211,14 @@ class SessionGuard:
         try:
             copy, failure = roundtrip.copy_with(name, copier, module, STAGE, what)
         except roundtrip.Unsupported as exc:
-            return Violation("unsupported", STAGE, f"({name})", f"{exc} (the pass's {what})",
-                             phase="copy", copier=name)
+            return Violation(Outcome.UNSUPPORTED, STAGE, f"({name})", f"{exc} (the pass's {what})",
+                             phase=Phase.COPY, copier=name)
         if failure is not None:
             return failure
-        try:
-            return roundtrip.compare(module, copy, name, STAGE, text, what)
-        except Exception as exc:  # noqa: BLE001 - TVM's: ours re-raised
-            classify.raise_if_ours(exc, STAGE)
-            return Violation("error", STAGE, f"({name})", f"comparing the {name} copy of "
-                             f"the pass's {what} failed: {first_line(exc)}", phase="checks",
-                             copier=name)
+        compared = classify.Call.of(STAGE, roundtrip.compare, module, copy, name, STAGE, text,
+                                    what)
+        if compared.ok:
+            return compared.value
+        return Violation(Outcome.ERROR, STAGE, f"({name})", f"comparing the {name} copy of the "
+                         f"pass's {what} failed: {compared.detail}", phase=Phase.CHECKS,
+                         copier=name)

@@ -17,7 +17,7 @@ import os
 from harness import jsonl
 from harness.catalog import known_issues
 from harness.signature import Signature
-from harness.verdict import Violation
+from harness.verdict import Outcome, Violation, reading
 
 RECORDS = "records-*.jsonl"
 
@@ -61,13 +61,11 @@ def summarize(lines: list[dict]) -> dict:
     for test, violation in findings:
         text = Signature.of(violation).text()
         entry = explained.get((test, id(violation)))
-        if violation.kind in ("unsupported", "harness-error"):
-            status = violation.kind
-        else:
-            status = "known" if entry else "new"
+        # a finding read as a result is: unsupported or harness-error stands, else known/new
+        status = str(reading(violation.kind, entry is None, False, entry is not None))
         key = f"{status} {text}"
         if key not in groups:
-            groups[key] = Finding(text, violation.kind, violation.pass_name or "", 0, test,
+            groups[key] = Finding(text, str(violation.kind), violation.pass_name or "", 0, test,
                                   violation.detail[:400], status,
                                   entry.id if entry else "", entry.reference if entry else "")
         groups[key].count += 1
@@ -76,7 +74,7 @@ def summarize(lines: list[dict]) -> dict:
         outcomes[line.get("outcome", "?")] = outcomes.get(line.get("outcome", "?"), 0) + 1
     distinct_passes = sorted({name for line in lines for name in line.get("pass_names", [])})
     return {
-        "status": judgement.status, "exit": judgement.exit_code,
+        "status": str(judgement.status), "exit": judgement.exit_code,
         "versions": versions,
         "tests": len(lines), "outcomes": outcomes,
         "pass_applications": sum(line.get("passes", 0) for line in lines),
@@ -94,7 +92,7 @@ def summarize(lines: list[dict]) -> dict:
     }
 
 
-_ORDER = ("harness-error", "new", "known", "unsupported")
+_ORDER = (Outcome.HARNESS_ERROR, Outcome.NEW, Outcome.KNOWN, Outcome.UNSUPPORTED)
 
 
 def headline(summary: dict) -> str:

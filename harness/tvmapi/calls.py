@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
+from harness.classify import Call
 from harness.tvmapi.loading import meta_schedule, tvm
 from harness.tvmapi.structure import structural_hash
 
@@ -138,10 +139,10 @@ def executable_signature(executable) -> list[tuple[str, int]]:
     import re
     parts = [("vm-bytecode", executable.as_text())]
     for index, lib in enumerate(executable.mod.imports):
-        try:
-            source = lib.inspect_source()
-        except Exception as exc:  # noqa: BLE001 - a module kind without source text
-            source = f"(no source text: {type(exc).__name__})"   # said, and still compared
+        inspected = Call.of("", lib.inspect_source)   # the stage is the caller's
+        # A module kind without source text: said, and still compared.
+        source = inspected.value if inspected.ok else \
+            f"(no source text: {type(inspected.error).__name__})"
         parts.append((f"{lib.kind}-source[{index}]", re.sub(r'"0x[0-9a-f]+', '"0x?', source)))
     return [(name, int(hashlib.sha256(text.encode()).hexdigest()[:15], 16))
             for name, text in parts]

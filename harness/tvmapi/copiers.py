@@ -4,9 +4,9 @@ from __future__ import annotations
 import concurrent.futures
 import copy
 
+from harness.classify import Call
 from harness.tvmapi import ir
 from harness.tvmapi.loading import tvm
-from harness.verdict import first_line
 
 
 def save_json(obj) -> str:
@@ -35,13 +35,6 @@ def parse_tvmscript(text: str):
     and from a pass instrument that stack holds the pass's input, which a copy-on-write
     pass would then copy instead of changing in place (the suite guard must not)."""
     return _parser_thread.submit(tvm().script.from_source, text).result()
-
-
-def load_module_file(path: str):
-    """A Relax module file: save_json text (.json) or TVMScript (anything else)."""
-    with open(path) as handle:
-        text = handle.read()
-    return load_json(text) if path.endswith(".json") else parse_tvmscript(text)
 
 
 class CopierUnsupported(Exception):
@@ -125,16 +118,18 @@ def tvmscript_copy_with_meta(mod):
 
 
 def _printed_and_parsed(mod, show_meta: bool):
-    """`mod` printed to TVMScript and parsed back; CopierUnsupported where either refuses."""
-    try:
-        text = mod.script(show_meta=show_meta)
-    except Exception as exc:
-        raise CopierUnsupported(f"TVMScript cannot print it: {first_line(exc)[:300]}") from exc
-    try:
-        return parse_tvmscript(text)
-    except Exception as exc:
+    """`mod` printed to TVMScript and parsed back; CopierUnsupported where TVM refuses
+    either (an exception of ours leaves as a HarnessBug: never "unsupported"). The stage
+    is the caller's: "" leaves it to the copy's own classified call."""
+    printed = Call.of("", mod.script, show_meta=show_meta)
+    if not printed.ok:
+        raise CopierUnsupported(f"TVMScript cannot print it: {printed.detail[:300]}") \
+            from printed.error
+    parsed = Call.of("", parse_tvmscript, printed.value)
+    if not parsed.ok:
         raise CopierUnsupported(
-            f"TVMScript cannot parse its own text: {first_line(exc)[:300]}") from exc
+            f"TVMScript cannot parse its own text: {parsed.detail[:300]}") from parsed.error
+    return parsed.value
 
 
 tvmscript_copy.confirm = tvmscript_copy_with_meta

@@ -23,7 +23,10 @@ FoldConstant's nested builds):
 
 A caught exception is invisible to an instrument: the pass that raised stays open until
 its outer pass ends (then it is closed as `raised`), so a crash in that outer pass in
-between is reported at the pass that raised last.
+between is reported at the pass that raised last. For the same reason the guard's own bug
+is never raised into TVM (FoldConstant's nested build would swallow it, fold nothing, and
+the run would silently differ: measured): it is kept as `bug`, the guard stops, and the
+runner raises it once the stage ends (harness-error).
 """
 from __future__ import annotations
 
@@ -33,18 +36,18 @@ import os
 import time
 from typing import Callable
 
+from harness.classify import Call, HarnessBug
 from harness.tvmapi import calls, copiers, structure
-from harness.verdict import PassRecord, first_line
+from harness.verdict import PassRecord
 
 
 def _hash(mod) -> int | None:
     """The structural hash of a pass's input, or None for a module TVM cannot hash (an
     attribute of a type without hash support): the guard must not fail a run a plain
-    PassContext would finish; the checks after the stage report such a module."""
-    try:
-        return structure.structural_hash(mod)
-    except Exception:  # noqa: BLE001 - recorded as "no hash", compared by identity only
-        return None
+    PassContext would finish; the checks after the stage report such a module. Our own
+    exception is no "no hash": it leaves as a HarnessBug (the stage is the caller's)."""
+    hashed = Call.of("", structure.structural_hash, mod)
+    return hashed.value if hashed.ok else None
 
 
 class Watched:
@@ -114,13 +117,14 @@ class PassGuard:
         self.counter = 0
         # (module, its hash) a no-op pass handed on, kept only until the next pass starts
         self.last_hashed: tuple | None = None
+        self.bug: HarnessBug | None = None   # ours, in a callback: kept, never raised into TVM
 
     # ---- the stage around the passes --------------------------------------
 
     def begin_stage(self, name: str, watched: list[Watched]) -> None:
         self.stage, self.watched = name, watched
         self.records, self.stack, self.findings, self.counter = [], [], [], 0
-        self.last_hashed = None
+        self.last_hashed, self.bug = None, None
 
     def running(self) -> tuple[str, int] | None:
         """(name, index) of the innermost pass still running (after an exception)."""
@@ -210,15 +214,27 @@ class PassGuard:
 
     def _keep_input(self, mod) -> None:
         """The module this pass receives, on disk before it runs: a crash's evidence."""
-        try:
-            text = copiers.save_json(mod)
-        except Exception as exc:  # noqa: BLE001 - evidence, not a check: say why it is missing
-            text = json.dumps({"harness": f"this pass's input does not serialize: "
-                                          f"{first_line(exc)}"})
+        # Evidence, not a check: where TVM cannot serialize the input, say so in its place.
+        saved = Call.of("", copiers.save_json, mod)
+        text = saved.value if saved.ok else json.dumps(
+            {"harness": f"this pass's input does not serialize: {saved.detail}"})
         partial = self.crash_input_path + ".partial"
         with open(partial, "w") as handle:
             handle.write(text)
         os.replace(partial, self.crash_input_path)
+
+    def _from_tvm(self, step, mod, info) -> None:
+        """One callback from inside TVM: our exception is kept (`bug`) and the guard stops;
+        TVM's in the guard's own calls is raised on, as it always was."""
+        if self.bug is not None:
+            return
+        try:
+            called = Call.of(self.stage, step, mod, info)
+        except HarnessBug as bug:
+            self.bug = bug
+            return
+        if not called.ok:
+            raise called.error
 
     def instrument(self):
         """This guard as a TVM PassInstrument object."""
@@ -227,8 +243,8 @@ class PassGuard:
         @calls.pass_instrument
         class HarnessPassGuard:
             def run_before_pass(self, mod, info):
-                guard.run_before_pass(mod, info)
+                guard._from_tvm(guard.run_before_pass, mod, info)
 
             def run_after_pass(self, mod, info):
-                guard.run_after_pass(mod, info)
+                guard._from_tvm(guard.run_after_pass, mod, info)
         return HarnessPassGuard()

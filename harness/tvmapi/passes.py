@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 from typing import Any, Callable
 
+from harness import classify
 from harness.options import LAYOUTS
-from harness.tvmapi import calls, ir, loading, targets
-from harness.verdict import first_line
+from harness.tvmapi import calls, inject, ir, loading, targets
+from harness.verdict import BadInput, first_line
 
 RELAX = "relax.transform"
 # TIR namespaces, newest first (0.25 has tir.transform; later trees split it).
@@ -62,10 +64,17 @@ def _build(name: str, wrapper, args: tuple, call: str, tir: bool) -> RegisteredP
     tvm = loading.tvm()
     if wrapper is None:
         return RegisteredPass(name, None, call, "no Python wrapper", tir)
-    try:
-        built = wrapper(*args)
-    except Exception as exc:  # noqa: BLE001 - TVM's reason is the report
-        return RegisteredPass(name, None, call, f"needs arguments: {first_line(exc)[:200]}", tir)
+    try:   # a constructor that wants arguments says so without being called
+        inspect.signature(wrapper).bind(*args)
+    except TypeError as exc:
+        return RegisteredPass(name, None, call, f"needs arguments: {first_line(exc)[:200]}",
+                              tir)
+    except ValueError:   # no signature to read (a builtin): the call below answers
+        pass
+    made = classify.Call.of(f"pass:{name}", wrapper, *args)   # ours leaves as a HarnessBug
+    if not made.ok:   # TVM's reason is the report
+        return RegisteredPass(name, None, call, f"needs arguments: {made.detail[:200]}", tir)
+    built = made.value
     if not isinstance(built, tvm.transform.Pass):
         return RegisteredPass(name, None, call,
                               f"not a pass constructor (returns {type(built).__name__})", tir)
@@ -131,14 +140,16 @@ def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
         def run_before_pass(self, mod, info):
             seen.add(info.name)
 
-    try:
+    def compile_one_conv():
         with calls.pass_context([calls.pass_instrument(Recorder)()]):
             calls.compile_module(builder.get(), made_target)
-    except Exception as exc:
+
+    compiled = classify.Call.of("compile", compile_one_conv)   # ours leaves as a HarnessBug
+    if not compiled.ok:
         raise PipelineUnknown(
             f"tvm.compile failed on a one-conv module for target {target!r}, so the TIR "
-            f"passes it runs are unknown: {first_line(exc)[:300]}; name passes with "
-            "--pass GLOB instead") from exc
+            f"passes it runs are unknown: {compiled.detail[:300]}; name passes with "
+            "--pass GLOB instead") from compiled.error
     return frozenset(seen)
 
 
@@ -153,3 +164,19 @@ def lookup(name: str) -> RegisteredPass:
         if registered_pass.name == name:
             return registered_pass
     raise KeyError(name)
+
+
+def for_sweep(name: str, register: str | None = None) -> RegisteredPass:
+    """The pass the sweep's `pass` path runs: looked up here, where passes are known,
+    after loading the user's `--register` file (which may register more)."""
+    if register:
+        inject.load_module(register, flag="--register")
+        registered.cache_clear()
+    try:
+        swept = lookup(name)
+    except KeyError:
+        raise BadInput(f"no pass {name!r} is registered (relax passes by "
+                       "short name, TIR passes as tirx.NAME / s_tir.NAME)") from None
+    if swept.make is None:
+        raise BadInput(f"{swept.name} cannot run in the sweep: {swept.skipped}")
+    return swept

@@ -22,7 +22,7 @@ import tempfile
 from typing import Any, Callable
 
 from harness.options import LAYOUTS, PATH_NAMES, Options
-from harness.tvmapi import calls, inject, loading, structure, targets
+from harness.tvmapi import calls, inject, loading, passes, structure, targets
 from harness.verdict import BadInput
 
 EXTRACT = "extract-tasks"
@@ -131,17 +131,7 @@ def _compile_path(options: Options, target) -> Pipeline:
 def _sweep_path(options: Options, target) -> Pipeline:
     """One pass on the module held at one point of the extract path; its outcome is the
     output module's structural hash, and it runs on two fresh copies too (determinism)."""
-    from harness.tvmapi import passes
-    if options.sweep_register:
-        inject.load_module(options.sweep_register, flag="--register")
-        passes.registered.cache_clear()
-    try:
-        swept = passes.lookup(options.sweep_pass or "")
-    except KeyError:
-        raise BadInput(f"no pass {options.sweep_pass!r} is registered (relax passes by "
-                       "short name, TIR passes as tirx.NAME / s_tir.NAME)") from None
-    if swept.make is None:
-        raise BadInput(f"{swept.name} cannot run in the sweep: {swept.skipped}")
+    swept = passes.for_sweep(options.sweep_pass or "", options.sweep_register)
     # A case with a layout (-nhwc) starts, as its extract path does, with ConvertLayout:
     # every point is then on the converted module (the layout pass's output, the seed
     # bug's ground); a case ConvertLayout fails on cannot reach any point (skipped).

@@ -1,9 +1,12 @@
-"""Edits of a Relax module's `main` for the Relax-level reducer (harness.reduce.relax_steps).
+"""Edits of a Relax module's `main` for the Relax-level reducer (harness.reduce).
 
-Each edit returns a new module, or None when it does not apply or its result would not
-be well formed (tvm.relax.analysis.well_formed). `main`'s bindings are numbered in order
-across its blocks; the module's size is their count, and the elements of the constants
-that print in the metadata section (not the scalars TVMScript writes inline) break ties.
+Each edit returns a new module, or None when it does not apply: its result would not be
+well formed (tvm.relax.analysis.well_formed), or TVM refused to build it. Every edit is
+one call through the classifier (`classify.Call.of`), so an exception of our own code in
+an edit leaves as a HarnessBug (the reducer stops: harness-error), never as "does not
+apply", which would quietly reduce worse. `main`'s bindings are numbered in order across
+its blocks; the module's size is their count, and the elements of the constants that
+print in the metadata section (not the scalars TVMScript writes inline) break ties.
 
 - `cut(mod, i)`: main ends at binding i, whose var becomes the output; later bindings go,
   and dead code elimination removes what the output no longer needs.
@@ -19,7 +22,8 @@ that print in the metadata section (not the scalars TVMScript writes inline) bre
   then compresses to a run of `A`s).
 
 Parameters nothing uses any more are removed (the number of inputs, `num_input`, follows).
-Only `main` is edited; functions it no longer calls go with dead code elimination.
+Only `main` is edited (harness.tvmapi.relax_rewrite rebuilds it); functions it no longer
+calls go with dead code elimination. A module file is read by the Relax door.
 """
 from __future__ import annotations
 
@@ -28,23 +32,12 @@ import os
 
 from harness import classify
 from harness.tvmapi import copiers
-from harness.tvmapi.ir import (
-    constant_data,
-    expr_type,
-    return_type,
-    var_name,
-    well_formed,
-    with_function,
-)
+from harness.tvmapi.ir import constant_data, expr_type, var_name
 from harness.tvmapi.loading import tvm
+from harness.tvmapi.relax_rewrite import key, main_of, rebuild
 from harness.tvmapi.structure import structural_equal
 
-MAIN = "main"
-
-
-# ---- reading a module ------------------------------------------------------------------
-
-load = copiers.load_module_file   # a Relax module file: save_json text or TVMScript
+STAGE = "reduce"   # what a HarnessBug of an edit names
 
 
 def save(mod, stem: str, form: str = "tvmscript") -> str:
@@ -65,17 +58,8 @@ def values(const):
     return constant_data(const).numpy()
 
 
-def _main(mod):
-    relax = tvm().relax
-    for gv, func in mod.functions.items():
-        if gv.name_hint == MAIN and isinstance(func, relax.Function) \
-                and isinstance(func.body, relax.SeqExpr):
-            return gv, func
-    return None, None
-
-
 def bindings(mod) -> list:
-    _, func = _main(mod)
+    _, func = main_of(mod)
     if func is None:
         return []
     return [binding for block in func.body.blocks for binding in block.bindings]
@@ -99,7 +83,7 @@ def _shape(const) -> tuple[int, ...] | None:
 
 def constants(mod) -> list:
     """main's tensor constants of at least one dimension, distinct, in order of use."""
-    _, func = _main(mod)
+    _, func = main_of(mod)
     if func is None:
         return []
     found, seen, kind = [], set(), _constant_type()
@@ -135,173 +119,41 @@ def describe(mod, index: int) -> str:
     return f"{var_name(binding.var)} = {_op_name(binding.value)}"
 
 
-def ops(mod) -> list[str]:
-    """The op (or expression kind) each binding of main binds, in order."""
-    return [_op_name(binding.value) for binding in bindings(mod)]
-
-
-# ---- the edits -------------------------------------------------------------------------
-
-class _Key:
-    """TVM objects by identity (their `==` may build an expression)."""
-
-    @staticmethod
-    def of(obj) -> int:
-        return obj.__hash__()
-
-
-@functools.cache
-def _rewriter():
-    relax = tvm().relax
-
-    @relax.expr_functor.mutator
-    class Rewriter(relax.expr_functor.PyExprMutator):
-        """Drops bindings, reads other expressions in place of vars and constants, and
-        makes dataflow vars visible outside their block (an output needs that)."""
-
-        def __init__(self, mod, drop, remap, promote, replace_constants):
-            super().__init__(mod)
-            self.drop, self.remap = drop, remap
-            self.promote, self.replace_constants = promote, replace_constants
-
-        def visit_var_binding_(self, binding):
-            if _Key.of(binding.var) not in self.drop:
-                super().visit_var_binding_(binding)
-
-        def visit_match_cast_(self, binding):
-            if _Key.of(binding.var) not in self.drop:
-                super().visit_match_cast_(binding)
-
-        def visit_var_(self, op):
-            if _Key.of(op) in self.remap:
-                return self.visit_expr(self.remap[_Key.of(op)])
-            return super().visit_var_(op)
-
-        def visit_dataflow_var_(self, op):
-            if _Key.of(op) in self.remap:
-                return self.visit_expr(self.remap[_Key.of(op)])
-            return super().visit_dataflow_var_(op)
-
-        def visit_dataflow_var_def_(self, var):
-            if _Key.of(var) in self.promote:
-                return relax.Var(var_name(var), expr_type(var))
-            return super().visit_dataflow_var_def_(var)
-
-        def visit_generic_const_(self, op):   # 0.27 on
-            if _Key.of(op) in self.replace_constants:
-                return self.replace_constants[_Key.of(op)]
-            return super().visit_generic_const_(op)
-
-        def visit_constant_(self, op):        # before 0.27
-            if _Key.of(op) in self.replace_constants:
-                return self.replace_constants[_Key.of(op)]
-            return super().visit_constant_(op)
-    return Rewriter
-
-
-def _num_input(func) -> int | None:
-    attrs = func.attrs
-    if attrs is None or "num_input" not in attrs:
-        return None
-    return int(attrs["num_input"])
-
-
-def _rebuild(mod, *, keep: int | None = None, output=None, drop=(), remap=(),
-             new_params=(), replace_constants=None):
-    """main edited: bindings after `keep` gone and `output` (a bound var) returned, `drop`'s
-    bindings gone, uses of each var of `remap` ((var, expr) pairs) reading its expression,
-    `new_params` added as inputs, constants replaced (by key); then dead code eliminated
-    and unused parameters removed. None when TVM refuses to build the result or it is not
-    well formed."""
-    t = tvm()
-    relax = t.relax
-    gv, func = _main(mod)
-    if func is None:
-        return None
-    blocks, body = list(func.body.blocks), func.body.body
-    if keep is not None:
-        kept, count = [], 0
-        for block in blocks:
-            if count > keep:
-                break
-            kept.append(type(block)(list(block.bindings)[:keep + 1 - count]))
-            count += len(block.bindings)
-        blocks, body = kept, output
-    # A dataflow var read outside its block (the new output, or one standing in for a
-    # plain var) must become a plain var.
-    outside = [body] + [expr for var, expr in remap if not isinstance(var, relax.DataflowVar)]
-    promote = {_Key.of(var) for expr in outside for var in relax.analysis.free_vars(expr)
-               if isinstance(var, relax.DataflowVar)}
-    inputs = _num_input(func)
-    params = list(func.params)
-    position = len(params) if inputs is None else inputs
-    params[position:position] = list(new_params)
-    ret_ty = expr_type(body) if keep is not None else return_type(func)
-    try:
-        draft = relax.Function(params, relax.SeqExpr(blocks, body), ret_ty, func.is_pure,
-                               func.attrs, func.span)
-        rewriter = _rewriter()(mod, {_Key.of(var) for var in drop},
-                               {_Key.of(var): expr for var, expr in remap}, promote,
-                               dict(replace_constants or {}))
-        edited = rewriter.visit_expr(draft)
-        out = relax.transform.DeadCodeElimination()(with_function(mod, gv, edited))
-        out = _without_unused_params(out, gv, len(new_params), inputs)
-        return out if well_formed(out) else None
-    except Exception as exc:  # noqa: BLE001 - TVM refusing the edit: it does not apply
-        # a bug of the rewriter's is ours (harness-error: the reducer stops), never "does
-        # not apply", which would quietly reduce worse
-        classify.raise_if_ours(exc, "reduce")
-        return None
-
-
-def _without_unused_params(mod, gv, added: int, inputs: int | None):
-    """main without the parameters nothing reads (one whose type defines a symbolic shape
-    stays: other types may refer to it); `num_input` counts the inputs left."""
-    t = tvm()
-    relax = t.relax
-    func = mod[gv]
-    used = {_Key.of(v) for v in relax.analysis.free_vars(func.body)}
-    params = list(func.params)
-    analysis = relax.analysis
-    definable = getattr(analysis, "definable_tir_vars_in_type", None) or \
-        analysis.definable_tir_vars_in_struct_info
-    keep = [p for p in params if _Key.of(p) in used or definable(expr_type(p))]
-    if len(keep) == len(params) and not added:
-        return mod
-    new = relax.Function(keep, func.body, return_type(func), func.is_pure, func.attrs, func.span)
-    if inputs is not None:
-        now = inputs + added
-        kept_keys = {_Key.of(p) for p in keep}
-        count = sum(1 for p in params[:now] if _Key.of(p) in kept_keys)
-        old = func.attrs["num_input"]
-        value = t.tirx.IntImm(old.dtype, count) if hasattr(old, "dtype") else count
-        new = new.with_attr("num_input", value)
-    return with_function(mod, gv, new)
+def _classified(edit):
+    """`edit` through the classifier: TVM's exception is None (the edit does not apply);
+    ours leaves as a HarnessBug."""
+    @functools.wraps(edit)
+    def classified(*args, **kwargs):
+        call = classify.Call.of(STAGE, edit, *args, **kwargs)
+        return call.value if call.ok else None
+    return classified
 
 
 def _fresh_param(var, name: str | None = None):
     return tvm().relax.Var(name or var_name(var), expr_type(var))
 
 
+@_classified
 def cut(mod, index: int):
     """main ending at binding `index` (its var the output); None if nothing changes."""
     found = bindings(mod)
     if not 0 <= index < len(found) - 1:
         return None
-    return _rebuild(mod, keep=index, output=found[index].var)
+    return rebuild(mod, keep=index, output=found[index].var)
 
 
 def _uses(mod, after: int) -> set[int]:
     """Vars read by the bindings after `after` and by main's output."""
     relax = tvm().relax
-    _, func = _main(mod)
+    _, func = main_of(mod)
     used = set()
     for binding in bindings(mod)[after + 1:]:
-        used |= {_Key.of(v) for v in relax.analysis.free_vars(binding.value)}
-    used |= {_Key.of(v) for v in relax.analysis.free_vars(func.body.body)}
+        used |= {key(v) for v in relax.analysis.free_vars(binding.value)}
+    used |= {key(v) for v in relax.analysis.free_vars(func.body.body)}
     return used
 
 
+@_classified
 def start_after(mod, index: int):
     """main starting after binding `index`: what the rest reads of bindings 0..index
     becomes parameters; None if nothing changes."""
@@ -311,16 +163,17 @@ def start_after(mod, index: int):
     used = _uses(mod, index)
     remap, params = [], []
     for binding in found[:index + 1]:
-        if _Key.of(binding.var) in used:
+        if key(binding.var) in used:
             param = _fresh_param(binding.var)
             remap.append((binding.var, param))
             params.append(param)
     if not params:
         return None
-    return _rebuild(mod, drop=[b.var for b in found[:index + 1]], remap=remap,
-                    new_params=params)
+    return rebuild(mod, drop=[b.var for b in found[:index + 1]], remap=remap,
+                   new_params=params)
 
 
+@_classified
 def drop(mod, index: int, by: str = "arg"):
     """Binding `index` gone: its uses read an argument of its exact type (`arg`), or a
     new parameter of its type (`param`); None when there is no such argument."""
@@ -345,38 +198,39 @@ def drop(mod, index: int, by: str = "arg"):
         params = [replacement]
     else:
         raise ValueError(f"drop by {by!r}: arg or param")
-    return _rebuild(mod, drop=[var], remap=[(var, replacement)], new_params=params)
+    return rebuild(mod, drop=[var], remap=[(var, replacement)], new_params=params)
 
 
+@_classified
 def constants_to_params(mod, which: list[int] | None = None):
     """main's constants (all, or the `which`-th of `constants(mod)`) as new parameters."""
     found = constants(mod)
     chosen = [found[i] for i in which if 0 <= i < len(found)] if which is not None else found
     if not chosen:
         return None
-    _, func = _main(mod)
+    _, func = main_of(mod)
     taken = {var_name(param) for param in func.params}
     names = (f"c{n}" for n in range(len(taken) + len(found) + 1) if f"c{n}" not in taken)
     params = [tvm().relax.Var(name, expr_type(const))
               for name, const in zip(names, chosen, strict=False)]
-    return _rebuild(mod, new_params=params,
-                    replace_constants={_Key.of(c): p for c, p in zip(chosen, params,
-                                                                       strict=True)})
+    return rebuild(mod, new_params=params,
+                   replace_constants={key(c): p for c, p in zip(chosen, params, strict=True)})
 
 
+@_classified
 def constants_to_zeros(mod):
     """main's constants as zeros of their shape and dtype; None if all already are."""
     import numpy as np
     relax = tvm().relax
     replaced = {}
     for const in constants(mod):
-        try:
-            array = values(const)
-        except Exception:  # noqa: BLE001 - a dtype numpy cannot hold: left as it is
+        read = classify.Call.of(STAGE, values, const)
+        if not read.ok:   # TVM cannot give it to numpy (its dtype): left as it is
             continue
+        array = read.value
         if not array.any():
             continue
-        replaced[_Key.of(const)] = relax.const(np.zeros_like(array))
+        replaced[key(const)] = relax.const(np.zeros_like(array))
     if not replaced:
         return None
-    return _rebuild(mod, replace_constants=replaced)
+    return rebuild(mod, replace_constants=replaced)

@@ -10,8 +10,9 @@ import json
 import re
 from typing import Any
 
+from harness.classify import Call
 from harness.tvmapi.loading import tvm
-from harness.verdict import BadInput, first_line
+from harness.verdict import BadInput
 
 
 def target_config(text: str) -> dict:
@@ -67,18 +68,17 @@ def _accepted(config_json: str, num_cores: int) -> str:
     with_cores = "num-cores" not in config
     for _ in range(len(config) + 2):
         candidate = {**config, "num-cores": num_cores} if with_cores else config
-        try:
-            tvm().target.Target(candidate)
+        made = Call.of("", tvm().target.Target, candidate)
+        if made.ok:
             return json.dumps(candidate)
-        except Exception as exc:  # noqa: BLE001 - TVM's refusal text decides, below
-            text = str(exc)
-            wants_array = _WANTS_ARRAY.search(text)
-            if with_cores and "option 'num-cores'" in text:   # "Unknown config option ..."
-                with_cores = False        # this kind takes no num-cores (cuda, c)
-            elif wants_array and isinstance(config.get(wants_array.group(1)), str):
-                config[wants_array.group(1)] = [config[wants_array.group(1)]]
-            else:
-                raise BadInput(f"TVM refuses it: {first_line(exc)}") from None
+        text = str(made.error)   # TVM's refusal text decides
+        wants_array = _WANTS_ARRAY.search(text)
+        if with_cores and "option 'num-cores'" in text:   # "Unknown config option ..."
+            with_cores = False        # this kind takes no num-cores (cuda, c)
+        elif wants_array and isinstance(config.get(wants_array.group(1)), str):
+            config[wants_array.group(1)] = [config[wants_array.group(1)]]
+        else:
+            raise BadInput(f"TVM refuses it: {made.detail}")
     raise BadInput(f"TVM refuses it: {json.dumps(config)}")
 
 

@@ -34,7 +34,7 @@ from packaging.version import InvalidVersion, Version
 from harness import paths
 from harness.paths import REPO_ROOT
 from harness.signature import Pattern
-from harness.verdict import EXIT_CANNOT_TEST, VERDICTS, BadInput
+from harness.verdict import EXIT_CANNOT_TEST, VERDICTS, BadInput, Outcome
 from harness.versions import envs
 
 GOOD, BAD, SKIP, BROKEN = "good", "bad", "skip", "broken"
@@ -104,10 +104,10 @@ class Judge:
 
 
 def the_new_failure(good: Step, bad: Step) -> Pattern | None:
-    """The failure the bad end shows and the good end does not, the most severe first."""
-    new = [text for text in bad.signatures if text not in good.signatures]
-    new.sort(key=lambda text: VERDICTS.index(text.split(":", 1)[0]))
-    return Pattern.parse(new[0]) if new else None
+    """The failure the bad end shows and the good end does not, the most severe first
+    (by its kind in the outcome table; the first shown among equals)."""
+    new = [Pattern.parse(text) for text in bad.signatures if text not in good.signatures]
+    return min(new, key=lambda pattern: VERDICTS.index(Outcome.of(pattern.kind)), default=None)
 
 
 class State:

@@ -36,7 +36,7 @@ from typing import Callable
 from harness import paths
 from harness.signature import Pattern
 from harness.verdict import EXIT_CANNOT_TEST, BadInput
-from harness.versions import bisect, commit_step, envs
+from harness.versions import bisect, envs, source_build, source_checkout
 
 COMPILED_INPUTS = ("src", "include", "cmake", "CMakeLists.txt", "3rdparty")
 BUILD_KEY = "harness-build-key"   # in the build folder: the compiled inputs it holds
@@ -48,7 +48,7 @@ _WORD = re.compile(r"\b(?:[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+\.[A-Za-z0-9_.]+|[A-Z][a
 
 
 def _git(source: str, *args: str) -> str:
-    return commit_step._git(source, *args)
+    return source_checkout.git(source, *args)
 
 
 def resolve(source: str, ref: str) -> str:
@@ -166,8 +166,8 @@ class CommitProbe:
         if failure:
             return self._step(commit, EXIT_CANNOT_TEST, started, failure, stats)
         try:
-            python = envs.python_of(commit_step.ffi_environment(
-                os.path.join(self.source, commit_step.FFI_DIR), self.extra_packages))
+            python = envs.python_of(source_build.ffi_environment(
+                os.path.join(self.source, source_checkout.FFI_DIR), self.extra_packages))
         except BadInput as exc:
             return self._step(commit, EXIT_CANNOT_TEST, started,
                               f"its tvm-ffi package does not build: {exc}", stats)
@@ -180,16 +180,16 @@ class CommitProbe:
             with open(marker) as handle:
                 if handle.read().strip() == key:
                     return BuildStats(reused=True), ""
-        commit_step.update_submodules(self.source, commit_step.TVM_SUBMODULES,
-                                      commit_step.FFI_SUBMODULES)
-        tools = (commit_step.find_cmake(), commit_step.find_ninja(),
-                 commit_step.find_llvm_config())
-        commit_step.configure(self.source, self.build_dir, *tools, self.ccache)
+        source_checkout.update_submodules(self.source, source_checkout.TVM_SUBMODULES,
+                                          source_checkout.FFI_SUBMODULES)
+        tools = (source_build.find_cmake(), source_build.find_ninja(),
+                 source_build.find_llvm_config())
+        source_build.configure(self.source, self.build_dir, *tools, self.ccache)
         hits, misses = ccache_counts()
         built_at = time.monotonic()
         if os.path.exists(marker):
             os.remove(marker)   # a build cut short leaves no key: the next step rebuilds
-        ok, steps = commit_step.build(self.build_dir, tools[1], self.jobs)
+        ok, steps = source_build.build(self.build_dir, tools[1], self.jobs)
         after = ccache_counts()
         stats = BuildStats(round(time.monotonic() - built_at, 1), steps,
                            after[0] - hits, after[1] - misses)
@@ -203,7 +203,7 @@ class CommitProbe:
                stats: BuildStats) -> bisect.Step:
         argv = [python, "-m", "harness", "check", self.case, "--quiet", "--json",
                 "--ignore-known", *self.check_args]
-        env = commit_step.checkout_env(self.source, self.build_dir, commit)
+        env = source_build.checkout_env(self.source, self.build_dir, commit)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, env=env,
                                   timeout=self.timeout, cwd=paths.REPO_ROOT)

@@ -13,7 +13,7 @@ import tempfile
 from harness.options import Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.runner.cross_release import result_options
-from harness.verdict import Result, StageRecord
+from harness.verdict import Outcome, Result, StageRecord
 
 
 def _half(case: str, options: Options, python: str, step: dict, timeout: float) -> Result:
@@ -40,7 +40,7 @@ def run_pair(case: str, options: Options, python_a: str, python_b: str,
     """Save in A, load in B: one Result for the pair."""
     with tempfile.TemporaryDirectory(prefix="harness-cross-") as folder:
         saved = save_in(case, options, python_a, folder, timeout)
-        if saved.verdict != "pass":
+        if saved.verdict != Outcome.PASS:
             return saved
         loaded = load_in(case, options, python_b, folder, timeout)
     loaded.options["saved_by"] = {"tvm_version": saved.tvm_version,

@@ -1,5 +1,8 @@
 """Where one run's findings go: the result, and the events a parent process reads.
 
+In the oracles' layer, the lowest that finds anything: the copy checks record through it,
+and so does the runner above them (an oracle importing the runner inverted the layers).
+
 The runner, the mutation blame and the copy checks all record through one Recorder,
 so a violation is added to the result and emitted at once, and work after a stage
 (a copy, the determinism run) is bracketed by phase events: a crash or a hang in it

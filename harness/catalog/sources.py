@@ -1,0 +1,71 @@
+"""Where a case's model comes from: the source kinds, the door each feeds, the model built.
+
+The catalog's own sources make models (an ONNX graph from a darknet cfg, a builder, the
+onnx wheel; a torchvision or transformers model); `file:` is a user's file, its door
+picked by the file itself, and `DOOR:FILE` (onnx:, torch:, torch-onnx:, relax:) names
+the door. Kept apart from the catalog's reading (catalog.cases) so that what only needs
+the kinds (the manifests) does not import the catalog back.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+
+import onnx
+
+from harness import doors
+from harness.verdict import BadInput
+
+TORCH_KINDS = ("torchvision", "torchvision-onnx", "transformers")
+# Source kinds and the door their model goes through.
+SOURCE_DOORS = {"darknet": "onnx", "builder": "onnx", "onnx-wheel": "onnx", "onnx-node": "onnx",
+                "torchvision": "torch", "transformers": "torch",
+                "torchvision-onnx": "torch-onnx", "relax-file": "relax"}
+FILE_KINDS = ("file", "relax-file") + tuple(door.name for door in doors.DOORS)
+
+
+def onnx_data_dir() -> str:
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+
+
+def model(case):
+    """The model `case`'s door imports (an onnx.ModelProto, a torch model, a Relax module)."""
+    kind, _, ref = case.source.partition(":")
+    if kind in FILE_KINDS:
+        return case.door.load(case.file)
+    if kind in TORCH_KINDS:
+        from harness.catalog import torch_cases
+        try:
+            return torch_cases.model_of(kind, ref)
+        except KeyError:
+            raise BadInput(f"case {case.id}: {kind} has no model {ref!r}") from None
+    if kind == "darknet":
+        from harness.catalog import darknet
+        with open(os.path.join(case.base, "darknet", ref)) as handle:
+            return darknet.build(handle.read())
+    if kind == "builder":
+        module, _, func = ref.rpartition(":")
+        builders = _builders(os.path.join(case.base, module or "handwritten.py"))
+        if not hasattr(builders, func):
+            raise BadInput(f"case {case.id}: {module or 'handwritten.py'} in {case.base} "
+                           f"has no builder {func!r}")
+        return getattr(builders, func)()
+    if kind == "onnx-wheel":
+        return onnx.load(os.path.join(onnx_data_dir(), ref))
+    if kind == "onnx-node":
+        from harness.catalog import onnx_node
+        return onnx.load(onnx_node.model_path(ref))
+    raise BadInput(f"case {case.id}: unknown source kind {kind!r}")
+
+
+@functools.cache
+def _builders(path: str):
+    """A catalog's builder file (cases/handwritten.py for the built-in one), imported."""
+    if not os.path.exists(path):
+        raise BadInput(f"no builder file {path}")
+    name = "harness_cases_" + str(abs(hash(path)))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

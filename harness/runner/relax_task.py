@@ -1,0 +1,53 @@
+"""The Relax-level reducer's work in a child (harness.reduce asks; process.child runs it).
+
+TVM runs only in children, so the reducing process holds a module's file, never the
+module: a crash while editing is a data point. The module is what the case's door
+imports (the one loader: an edit reads the previous candidate's file through the Relax
+door, as its check did), and the answer gives the written module's size.
+"""
+from __future__ import annotations
+
+from harness import doors
+from harness.tvmapi import relax_edit
+
+EDITS = {
+    "cut": relax_edit.cut,
+    "start": relax_edit.start_after,
+    "drop": relax_edit.drop,
+    "params": relax_edit.constants_to_params,
+    "zeros": relax_edit.constants_to_zeros,
+}
+
+
+def run(task: dict, case) -> dict:
+    """`export` writes the module the case's door imports; `edit` applies one edit to it
+    and writes the candidate (`path` None: the edit does not apply)."""
+    module = doors.to_relax(case.model())
+    if task["task"] == "export":
+        label = "imported"
+    elif task["task"] == "edit":
+        edit, args = task["edit"], task.get("args", [])
+        label = _label(module, edit, args)
+        module = EDITS[edit](module, *args)   # ours raises (HarnessBug); TVM's is None
+        if module is None:
+            return {"path": None, "label": label}
+    else:
+        raise ValueError(f"unknown task {task['task']!r}")
+    path = relax_edit.save(module, task["out"], task.get("form", "tvmscript"))
+    bindings, elements = relax_edit.size(module)
+    return {"path": path, "bindings": bindings, "elements": elements,
+            "constants": len(relax_edit.constants(module)), "label": label}
+
+
+def _label(module, edit: str, args: list) -> str:
+    if edit in ("cut", "start", "drop") and args and \
+            0 <= args[0] < len(relax_edit.bindings(module)):
+        what = relax_edit.describe(module, args[0])
+        reads = "an argument" if edit == "drop" and args[1:] in ([], ["arg"]) else "a parameter"
+        return {"cut": f"end main at binding {args[0]} ({what})",
+                "start": f"start main after binding {args[0]} ({what})",
+                "drop": f"drop binding {args[0]} ({what}; its uses read {reads})"}[edit]
+    if edit == "params":
+        return "constants as parameters" if not args or args[0] is None \
+            else f"constant {args[0][0]} as a parameter"
+    return "constants as zeros"
