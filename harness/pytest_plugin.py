@@ -1,4 +1,5 @@
-"""pytest plugin: one test item per catalog case x path x invariant, each run isolated.
+"""pytest plugin: one test item per catalog case x path (x target) x invariant, each run
+isolated.
 
 Registered through the `pytest11` entry point, so it is loaded in every pytest
 session of an environment where the harness is installed. It therefore does
@@ -28,6 +29,9 @@ INVARIANTS = {
 INCOMPLETE = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR)
 # Cases tagged so in cases/catalog.toml also run `--path compile` in the default run.
 COMPILE_TAG = "compile"
+# ...and, in the nightly, on the targets TVM compiles for without a device (measured:
+# tvmapi/targets.py); where one cannot compile here its items skip, saying why.
+NIGHTLY_TARGETS = ("cuda", "metal", "opencl", "webgpu")
 
 
 def pytest_addoption(parser):
@@ -77,7 +81,16 @@ def _paths(config, case) -> list[str]:
     return ["extract"] + (["compile"] if COMPILE_TAG in case.tags else [])
 
 
-PARAMETERS = ("catalog_case", "harness_path", "invariant")
+def _targets(config, case, path: str) -> list[str]:
+    """The chosen target; for a case tagged `compile` on the compile path, the device-free
+    targets too (nightly items), unless --harness-target chose one."""
+    chosen = config.getoption("harness_target")
+    if path != "compile" or COMPILE_TAG not in case.tags or chosen != "llvm":
+        return [chosen]
+    return [chosen, *NIGHTLY_TARGETS]
+
+
+PARAMETERS = ("catalog_case", "harness_path", "harness_target", "invariant")
 
 
 def in_this_repository(config) -> bool:
@@ -121,15 +134,18 @@ def pytest_generate_tests(metafunc):
         return
     names = tuple(name for name in PARAMETERS if name in metafunc.fixturenames)
     params, seen = [], set()
+    chosen_target = metafunc.config.getoption("harness_target")
     for case in collected_cases(metafunc.config):
-        for path in _paths(metafunc.config, case):
-            marks = [pytest.mark.xdist_group(f"{case.id}-{path}")]
+        for path, target in [(each, target) for each in _paths(metafunc.config, case)
+                             for target in _targets(metafunc.config, case, each)]:
+            other = "" if target == chosen_target else target   # in the id and group
+            marks = [pytest.mark.xdist_group("-".join(filter(None, (case.id, path, other))))]
             if case.slow or path == "tune":
                 marks.append(pytest.mark.slow)
-            if "nightly" in case.tags:     # outside the default samples
+            if "nightly" in case.tags or other:     # outside the default samples
                 marks.append(pytest.mark.nightly)
             for invariant in INVARIANTS:
-                values = dict(zip(PARAMETERS, (case, path, invariant), strict=False))
+                values = dict(zip(PARAMETERS, (case, path, target, invariant), strict=False))
                 chosen = tuple(values[name] for name in names)
                 key = tuple(getattr(value, "id", value) for value in chosen)
                 if key in seen:
@@ -137,6 +153,7 @@ def pytest_generate_tests(metafunc):
                 seen.add(key)
                 words = [case.id] + (["" if path == "extract" else path]
                                      if "harness_path" in names else []) + (
+                    [other] if "harness_target" in names else []) + (
                     [invariant] if "invariant" in names else [])
                 params.append(pytest.param(*chosen, marks=marks,
                                            id="-".join(word for word in words if word)))
@@ -147,6 +164,12 @@ def pytest_generate_tests(metafunc):
 def harness_path(request):
     """The path an item checks (parametrized when the test asks for it; else extract)."""
     return getattr(request, "param", "extract")
+
+
+@pytest.fixture
+def harness_target(request):
+    """The target an item compiles for (parametrized; else --harness-target)."""
+    return getattr(request, "param", request.config.getoption("harness_target"))
 
 
 def nodeid_without_group(nodeid: str) -> str:
@@ -243,14 +266,14 @@ def _harness_results():
 
 
 @pytest.fixture
-def case_result(request, catalog_case, harness_path, _harness_results):
+def case_result(request, catalog_case, harness_path, harness_target, _harness_results):
     """The isolated check of this item's case and path, run once per worker."""
     from harness.options import Options
     from harness.process.commands import reproduce_command
     from harness.process.isolate import run_isolated
     config = request.config
     options = Options(layout=config.getoption("harness_layout") or catalog_case.layout,
-                      target=config.getoption("harness_target"), path=harness_path,
+                      target=harness_target, path=harness_path,
                       full_copies=config.getoption("harness_full_copies"))
     key = (catalog_case.id, tuple(sorted(options.to_json().items())))
     if key not in _harness_results:
@@ -260,7 +283,7 @@ def case_result(request, catalog_case, harness_path, _harness_results):
     # plain str: xdist ships these between processes and cannot carry an enum
     request.node.user_properties += [("verdict", str(result.verdict)),
                                      ("outcome_count", result.outcome_count),
-                                     ("path", harness_path),
+                                     ("path", harness_path), ("target", harness_target),
                                      ("tvm_version", result.tvm_version),
                                      ("tvm_ffi_version", result.tvm_ffi_version)]
     return result, reproduce_command(catalog_case.id, options)

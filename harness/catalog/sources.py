@@ -2,9 +2,10 @@
 
 The catalog's own sources make models (an ONNX graph from a darknet cfg, a builder, the
 onnx wheel; a torchvision or transformers model); `file:` is a user's file, its door
-picked by the file itself, and `DOOR:FILE` (onnx:, torch:, torch-onnx:, relax:) names
-the door. Kept apart from the catalog's reading (catalog.cases) so that what only needs
-the kinds (the manifests) does not import the catalog back.
+picked by the file itself, and `DOOR:FILE` (onnx:, torch:, torch-onnx:, nn:, relax:)
+names the door (the catalog's `relax.frontend.nn` models are `nn:` files in cases/nn/).
+Kept apart from the catalog's reading (catalog.cases) so that what only needs the kinds
+(the manifests) does not import the catalog back.
 """
 from __future__ import annotations
 

@@ -8,14 +8,20 @@ OUT/files/<file>/, and at the end they are merged into OUT/summary.{md,json,html
 (harness.suite.summary). `--no-guard` runs the same selection plainly: the wall time
 and test outcomes to compare the guard against.
 
+What did not pass is counted by category and reason (harness.suite.not_passed: skipped,
+a missing package, a file that does not collect, a test failing on its own, a file
+killed at the time cap), in the summary and the final printout; a test that failed under
+the guard is run again without it (`--no-recheck`: not). `--exclude GLOB` leaves files
+out of the selection, counted in the summary by pattern. `--with PKG` adds a test
+dependency to the --set environment (what is not installed is counted as missing).
+
 Exit: the merged summary's (0 nothing new, 1 a finding the registry does not explain
 or a stale suite entry, 4 the guard failed); 2 when pytest refuses its arguments.
 """
 from __future__ import annotations
 
-import json
+import fnmatch
 import os
-import re
 import sys
 import time
 
@@ -31,17 +37,12 @@ from harness.cli.options import (
     positive_int,
 )
 from harness.paths import REPO_ROOT
-from harness.process import isolate
-from harness.suite import summary
+from harness.suite import file_run, not_passed, summary
 from harness.verdict import EXIT_PASS, BadInput
 from harness.versions import envs
 
-PYTEST_USAGE_ERROR = 4
-COUNTS = "counts.json"   # what each file's pytest writes (--harness-guard-counts)
-
-
-class CountsMissing(Exception):
-    """pytest ended its session but wrote no counts: the harness's plugin did not run."""
+# one file's run lives in harness.suite.file_run; these names stay readable from here
+COUNTS, CountsMissing, _counts = file_run.COUNTS, file_run.CountsMissing, file_run.counts
 
 
 def test_files(paths: list[str]) -> list[str]:
@@ -62,42 +63,49 @@ def test_files(paths: list[str]) -> list[str]:
     return sorted(set(found))
 
 
-def _slug(path: str) -> str:
-    return re.sub(r"[^\w.-]+", "_", os.path.relpath(path))[-150:]
-
-
-def _counts(folder: str, returncode: int | None, output_path: str) -> dict[str, int]:
-    """The test outcome counts the plugin wrote ({"passed": 3, "failed": 1}); none when
-    pytest was killed (the time cap, a signal) before its session ended."""
-    path = os.path.join(folder, COUNTS)
-    if os.path.exists(path):
-        with open(path) as handle:
-            return json.load(handle)
-    if returncode is None or returncode < 0:
-        return {}
-    raise CountsMissing(f"pytest exited {returncode} without writing {path}: was "
-                        f"harness.suite.plugin loaded? its output: {output_path}")
+def excluded_by(path: str, patterns: list[str]) -> str | None:
+    """The first --exclude glob matching `path` (as given from here, from the suite's root,
+    or absolute; `*` crosses folders), or None."""
+    names = (file_run.key(path), os.path.relpath(path), path)
+    return next((pattern for pattern in patterns
+                 if any(fnmatch.fnmatch(name, pattern) for name in names)), None)
 
 
 def _python(args) -> str:
+    """This interpreter, or the --set environment's (pytest and every --with added)."""
     if not args.set:
+        if args.with_:
+            raise BadInput("--with adds packages to the --set environment; without --set the "
+                           "suite runs here: install them here")
         return sys.executable
     packages = parse_set(args.set)
     path = envs.ensure(packages, log=lambda text: print(text, file=sys.stderr, flush=True),
-                       extra=envs.BASE_PACKAGES + ("pytest",))
+                       extra=envs.BASE_PACKAGES + ("pytest", *sorted(set(args.with_))))
     envs.touch(path)
     return envs.python_of(path)
 
 
 def _duration_key(path: str) -> str:
-    """A test file's key in a durations file (shards.py): its path from where the suite runs."""
-    return "guard-suite:" + os.path.relpath(path)
+    """A test file's key in a durations file (shards.py): its path from the suite's root,
+    the same wherever the suite is checked out and run from."""
+    return "guard-suite:" + file_run.key(path)
+
+
+def _select(args) -> tuple[list[str], dict[str, int]]:
+    """This shard's files, and how many of all files each --exclude pattern left out."""
+    files, excluded = [], {}
+    for path in test_files(args.paths):
+        pattern = excluded_by(path, args.exclude)
+        if pattern is None:
+            files.append(path)
+        else:
+            excluded[pattern] = excluded.get(pattern, 0) + 1
+    return shards.select(files, _duration_key, shards.chosen(args.shard),
+                         shards.read_durations(args.durations)), excluded
 
 
 def cmd_guard_suite(args) -> int:
-    durations = shards.read_durations(args.durations)
-    files = shards.select(test_files(args.paths), _duration_key, shards.chosen(args.shard),
-                          durations)
+    files, excluded = _select(args)
     output_dir(args.out)
     python = _python(args)
     stack = {"python": python, "guard": not args.no_guard, "pytest_args": args.pytest_args,
@@ -107,37 +115,16 @@ def cmd_guard_suite(args) -> int:
     rows = [row for key, row in journal.done.items() if key in files]
     todo = [path for path in files if path not in journal.done]
     print(f"guard-suite: {len(files)} files, {len(rows)} already done, {len(todo)} to run, "
-          f"{'guarded' if not args.no_guard else 'NOT guarded (--no-guard)'}", file=sys.stderr)
+          f"{'guarded' if not args.no_guard else 'NOT guarded (--no-guard)'}"
+          + "".join(f"; {n} excluded by {pattern!r}" for pattern, n in excluded.items()),
+          file=sys.stderr)
     # the files are this shard's already: TVM's own conftest would shard each file again
     env = {key: value for key, value in os.environ.items()
            if key not in (shards.ENV_COUNT, shards.ENV_INDEX)}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO_ROOT, env.get("PYTHONPATH")) if p)
+    settings = file_run.Settings(python, not args.no_guard, tuple(args.pytest_args),
+                                 args.file_timeout, env, args.out, not args.no_recheck)
     started = time.monotonic()
-
-    def one(path):
-        folder = os.path.join(args.out, "files", _slug(path))
-        os.makedirs(folder, exist_ok=True)
-        for stale in os.listdir(folder):      # a rerun replaces the file's earlier records
-            os.remove(os.path.join(folder, stale))
-        argv = [python, "-m", "pytest", path, "-q", "-p", "no:cacheprovider",
-                "-p", "harness.suite.plugin", "--harness-guard-counts",
-                os.path.join(folder, COUNTS), *args.pytest_args]
-        if not args.no_guard:
-            argv += ["--harness-guard", "--harness-guard-out", folder]
-        output_path = os.path.join(args.out, "files", _slug(path) + ".log")
-        begun = time.monotonic()
-        returncode, timed_out = isolate.run_command(argv, output_path, args.file_timeout,
-                                                    env=env)
-        recorded = len(summary.read([folder]))
-        # pytest's usage error is 4, as is the guard's own failure: only the first runs
-        # no test (writes no records)
-        if returncode == PYTEST_USAGE_ERROR and not recorded:
-            with open(output_path, errors="replace") as handle:
-                raise BadInput(f"pytest refused the arguments: {handle.read().strip()[-500:]}")
-        return {"file": path, "returncode": returncode, "timed_out": timed_out,
-                "seconds": round(time.monotonic() - begun, 2),
-                "counts": _counts(folder, returncode, output_path),
-                "recorded": recorded, "log": output_path}
 
     def keep(path, row):
         journal.append(row)
@@ -149,8 +136,9 @@ def cmd_guard_suite(args) -> int:
               flush=True)
 
     with journal:
-        interrupted = batch.run(todo, one, args.jobs, keep)
-    result = _write(args, files, rows)
+        interrupted = batch.run(todo, lambda path: file_run.run(path, settings), args.jobs,
+                                keep)
+    result = _write(args, files, rows, excluded)
     if args.store_durations:
         shards.write_durations(args.store_durations, {_duration_key(row["file"]): row["seconds"]
                                                 for row in rows if row["file"] in files})
@@ -163,14 +151,15 @@ def cmd_guard_suite(args) -> int:
     return result
 
 
-def _write(args, files: list[str], rows: list[dict]) -> int:
+def _write(args, files: list[str], rows: list[dict], excluded: dict[str, int]) -> int:
     """The merged summary of the selected files, with a per-file table; its exit code."""
     selected = [row for row in rows if row["file"] in files]
-    folders = [os.path.join(args.out, "files", _slug(row["file"])) for row in selected]
+    folders = [os.path.join(args.out, "files", file_run.slug(row["file"])) for row in selected]
     merged = summary.summarize(summary.read(folders))
     merged["files"] = sorted(selected, key=lambda row: row["file"])
     merged["wall_seconds"] = round(sum(row["seconds"] for row in selected), 1)
     merged["guarded"] = not args.no_guard
+    merged["excluded"] = excluded
     summary.write(merged, args.out)
     table = ["", f"## Files ({len(selected)}, {merged['wall_seconds']} s in all)", "",
              "| file | exit | tests | seconds |", "|---|---|---|---|"]
@@ -179,9 +168,20 @@ def _write(args, files: list[str], rows: list[dict]) -> int:
             f"{n} {word}" for word, n in row["counts"].items())
         table.append(f"| {os.path.relpath(row['file'])} | {row['returncode']} | {tests} | "
                      f"{row['seconds']} |")
+    if excluded:
+        table += ["", "## Excluded (--exclude)", "",
+                  *[f"- `{pattern}`: {n} files" for pattern, n in excluded.items()]]
     with open(os.path.join(args.out, "summary.md"), "a") as handle:
         handle.write("\n".join(table) + "\n")
     print(summary.headline(merged), file=sys.stderr)
+    if merged["not_passed"]:
+        cannot = sum(entry["tests"] for category, entry in merged["not_passed"].items()
+                     if category in not_passed.NOT_HERE)
+        whole = sum(merged["collectors"].values())
+        print(f"not passed, by reason (none of them a guard finding; {cannot} tests cannot run "
+              f"here; {whole} files skipped whole, not collected or stopped):", file=sys.stderr)
+    for text in summary.top_reasons(merged):
+        print(f"  {text}", file=sys.stderr)
     return merged["exit"] if not args.no_guard else EXIT_PASS
 
 
@@ -193,12 +193,20 @@ def register(sub) -> None:
                    help="run in a cached environment of these pins "
                         "('apache-tvm==0.26.0,apache-tvm-ffi==0.1.14.post1'); default: here")
     p.add_argument("--out", default="guard-suite", help="output folder (default ./guard-suite)")
+    p.add_argument("--with", dest="with_", action="append", default=[], metavar="PKG",
+                   help="with --set: install PKG too (a test dependency TVM's tests import: "
+                        "scipy, cloudpickle, psutil, tornado; repeatable)")
     p.add_argument("--file-timeout", type=positive_float, default=1200.0, metavar="S",
                    help="seconds before a test file's pytest is killed (default 1200)")
     p.add_argument("--jobs", type=positive_int, default=1,
                    help="test files run at once (default 1: TVM's tests are heavy)")
     p.add_argument("--no-guard", action="store_true",
                    help="run the same selection without the guard (to compare times)")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="leave out test files matching GLOB (from the suite's root, e.g. "
+                        "'tests/python/contrib/*'; repeatable); counted in the summary")
+    p.add_argument("--no-recheck", action="store_true",
+                   help="do not run a test that failed under the guard again without it")
     add_journal_options(p, "guard-suite-rows.jsonl", "this environment")
     add_shard_options(p, "test files")
     p.set_defaults(func=cmd_guard_suite, pytest_args=[], takes_pytest_args=True)

@@ -4,11 +4,14 @@ Writes matrix.md and matrix.html (one static page) to --out; exits like
 `report`: 0 when every non-pass cell is a registered known issue. With
 --cross-release, a column per adjacent pair of sets ("A -> B json"): each case's module
 and tuning log saved in A's environment and read in B's (versions.cross_release).
+With more than one --target (`--targets cuda,metal,opencl,webgpu`), a row per case and
+target ("CASE [TARGET]"): the targets that compile without a device, side by side.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -35,6 +38,7 @@ def cmd_matrix(args) -> int:
         raise BadInput("--cross-release needs at least two --set: it saves in each set and "
                        "loads in the next")
     cases = catalog.select_for_run(args.pattern, everything=True)
+    targets = target_list(args.target)
     output_dir(args.out)
     labels = [" ".join(f"{n.removeprefix('apache-')}=={v}" for n, v in sorted(s.items()))
               for s in sets]
@@ -45,38 +49,63 @@ def cmd_matrix(args) -> int:
                            extra=envs.packages_for(cases))
         envs.touch(path)
         pythons.append(envs.python_of(path))
-        validate(cases[0].id, Options(layout=cases[0].layout, path=args.path,
-                                      target=args.target), python=pythons[-1])
-    # (column, case, python, the python of the release that loads: a cross-release pair)
-    work = [(label, case, python, None) for label, python in zip(labels, pythons, strict=True)
-            for case in cases]
+        for target in targets:   # a target TVM refuses: exit 2 before any check
+            validate(cases[0].id, Options(layout=cases[0].layout, path=args.path,
+                                          target=target), python=pythons[-1])
+    # A row per case and target: (row name, case, target)
+    rows = [(row_name(case.id, target, targets), case, target)
+            for case in cases for target in targets]
+    # (column, row, python, the python of the release that loads: a cross-release pair)
+    work = [(label, row, python, None) for label, python in zip(labels, pythons, strict=True)
+            for row in rows]
     pairs = _pairs(args, labels, pythons)
-    work += [(label, case, saves, loads) for label, (saves, loads) in pairs for case in cases]
+    work += [(label, row, saves, loads) for label, (saves, loads) in pairs for row in rows]
 
     def one(item):
-        label, case, python, loads = item
+        label, (_, case, target), python, loads = item
         if loads is not None:
-            options = Options(layout=case.layout, path="extract", target=args.target)
+            options = Options(layout=case.layout, path="extract", target=target)
             result = cross_release.run_pair(case.id, options, python, loads,
                                             timeout=args.timeout)
-            return cell_of(result, _pair_command(args, case, label, labels))
-        options = Options(layout=case.layout, path=args.path, target=args.target)
+            return {**cell_of(result, _pair_command(args, case, target, label, labels)),
+                    "target": target}
+        options = Options(layout=case.layout, path=args.path, target=target)
         result = run_isolated(case.id, options, timeout=args.timeout, python=python)
-        return cell_of(result, reproduce_command(case.id, options))
+        return {**cell_of(result, reproduce_command(case.id, options)), "target": target}
 
     def keep(item, cell):
-        label, case, _, _ = item
-        cells[case.id, label] = cell
-        print(f"[{label}] {case.id}: {cell['verdict']} ({cell['status']})", file=sys.stderr,
+        label, (name, _, _), _, _ = item
+        cells[name, label] = cell
+        print(f"[{label}] {name}: {cell['verdict']} ({cell['status']})", file=sys.stderr,
               flush=True)
 
     interrupted = batch.run(work, one, args.jobs, keep)
-    _write(args, cases, labels, cells, [label for label, _ in pairs])
+    _write(args, [name for name, _, _ in rows], labels, cells, [label for label, _ in pairs])
     if interrupted:
         print(f"matrix: interrupted; the {len(cells)} cells decided are in {args.out}",
               file=sys.stderr)
         return interrupted
     return exit_code_of_rows(cells.values())
+
+
+# A comma list of plain kinds ("cuda,metal"); a target with options is one --target each.
+_KINDS = re.compile(r"^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)+$")
+
+
+def target_list(given: list[str] | None) -> list[str]:
+    """The targets of --target / --targets, in order, each once (default: llvm). A value
+    that is a comma list of kinds is split; any other value (options, JSON) is one target."""
+    targets: list[str] = []
+    for value in given or ["llvm"]:
+        for target in value.split(",") if _KINDS.match(value.strip()) else [value]:
+            if target.strip() and target.strip() not in targets:
+                targets.append(target.strip())
+    return targets
+
+
+def row_name(case_id: str, target: str, targets: list[str]) -> str:
+    """A row's name: the case, with its target when the matrix has more than one."""
+    return case_id if len(targets) == 1 else f"{case_id} [{target}]"
 
 
 def _pairs(args, labels: list[str], pythons: list[str]) -> list[tuple[str, tuple]]:
@@ -91,20 +120,20 @@ def pair_label(saved_in: str, loaded_in: str) -> str:
     return f"{saved_in} -> {loaded_in} json"
 
 
-def _pair_command(args, case, label: str, labels: list[str]) -> str:
+def _pair_command(args, case, target: str, label: str, labels: list[str]) -> str:
     """The matrix run of just this case and pair: what re-runs a cross-release cell."""
     first = next(i for i in range(len(labels) - 1)
                  if pair_label(labels[i], labels[i + 1]) == label)
     words = ["python", "-m", "harness", "matrix", case.id, "--set", args.set[first],
              "--set", args.set[first + 1], "--cross-release"]
-    if args.target != "llvm":
-        words += ["--target", args.target]
+    if target != "llvm":
+        words += ["--target", target]
     return shlex.join(words)
 
 
-def _write(args, cases, labels, cells, pairs: list[str] = ()) -> None:
-    """matrix.md (also printed), matrix.json and matrix.html; a cell not decided is blank."""
-    case_ids = [case.id for case in cases]
+def _write(args, case_ids: list[str], labels, cells, pairs: list[str] = ()) -> None:
+    """matrix.md (also printed), matrix.json and matrix.html; a cell not decided is blank.
+    `case_ids` are the rows' names (a case, with its target when there are several)."""
     columns = list(labels) + list(pairs)
     table = markdown(case_ids, columns, cells)
     print(table)
@@ -112,7 +141,7 @@ def _write(args, cases, labels, cells, pairs: list[str] = ()) -> None:
         handle.write(table + "\n")
     with open(os.path.join(args.out, "matrix.json"), "w") as handle:
         json.dump({"cases": case_ids, "sets": labels, "cross_release": list(pairs),
-                   "path": args.path,
+                   "path": args.path, "targets": target_list(args.target),
                    "cells": [{"case": case_id, "set": label, **cell}
                              for (case_id, label), cell in cells.items()]},
                   handle, indent=1)
@@ -154,7 +183,9 @@ def register(sub) -> None:
     p.add_argument("--set", action="append", default=[], metavar="PKG==V,PKG==V",
                    help="one column: a version set (repeatable)")
     p.add_argument("--path", choices=PATH_NAMES, default="extract")
-    p.add_argument("--target", default="llvm")
+    p.add_argument("--target", "--targets", action="append", default=None, metavar="T",
+                   help="a row per case and target (repeatable; a comma list of kinds, "
+                        "e.g. cuda,metal,opencl,webgpu; default llvm)")
     p.add_argument("--out", default="reports", help="folder for matrix.md/.json/.html")
     p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)
     p.add_argument("--jobs", type=positive_int, default=1,

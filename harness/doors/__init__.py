@@ -3,14 +3,15 @@
 The data flow's first step (door -> module -> path -> oracles -> verdict -> report).
 Each door is one module behind one interface (door.Door: validate, load, to Relax,
 how its reproducer loads it, what it needs installed): ONNX (onnx_door), PyTorch's
-torch.export and its ONNX twin (torch_door), Relax modules as files (relax_door).
+torch.export and its ONNX twin (torch_door), `relax.frontend.nn` models as MLC-LLM writes
+them (nn_door), Relax modules as files (relax_door).
 The catalog's sources (darknet, builders, the onnx wheel, torchvision, ...) make
 models for these doors; a user's file picks its door by itself (`for_file`) or
 names it (`DOOR:FILE`). Everything else asks this module, never a door's types.
 """
 from __future__ import annotations
 
-from harness.doors import onnx_door, relax_door, torch_door
+from harness.doors import nn_door, onnx_door, relax_door, torch_door
 from harness.doors.door import Door
 from harness.doors.torch_models import ExportRefused, TorchModel, TorchUnavailable
 from harness.verdict import BadInput
@@ -19,8 +20,10 @@ __all__ = ["DOORS", "Door", "ExportRefused", "TorchModel", "TorchUnavailable", "
            "named", "of_model", "to_relax"]
 
 # The order files are offered in: the PyTorch door claims the .py files that define
-# `example_inputs` before the Relax door takes every other .py.
-DOORS: tuple[Door, ...] = (onnx_door.DOOR, torch_door.DOOR, torch_door.TWIN, relax_door.DOOR)
+# `example_inputs`, the nn door those that define `MODEL`, before the Relax door takes
+# every other .py.
+DOORS: tuple[Door, ...] = (onnx_door.DOOR, torch_door.DOOR, torch_door.TWIN, nn_door.DOOR,
+                           relax_door.DOOR)
 _BY_NAME = {door.name: door for door in DOORS}
 
 

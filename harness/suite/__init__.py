@@ -3,6 +3,9 @@
 session_guard  the guard over a session (one PassGuard in every PassContext, copies
                of each distinct pass input and output after each test);
 plugin         `pytest --harness-guard`: records per test, the merged summary, exit status;
-summary        merging records and reading them against the registry (path "suite").
+outcomes       why a test did not pass: pytest's reasons, normalized, in categories, counted;
+summary        merging records and reading them against the registry (path "suite");
+file_run       one test file in its own pytest: its row, and the record of a file that
+               hung, died or whose conftest did not import; failed tests run again unguarded.
 `python -m harness guard-suite` (cli/guard_suite.py) runs a suite file by file under it.
 """

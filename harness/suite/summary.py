@@ -1,10 +1,14 @@
 """A guarded session's records, merged, judged and written as summary.md/.json/.html.
 
 The records are OUT/records-*.jsonl, one file per pytest process (xdist workers each
-write their own), one line per test. Findings are grouped by signature (kind, pass,
-normalized message): one row per distinct finding with its count, one example test and
-the registry's reading. Used by the plugin at the end of a session and by
-`guard-suite`, which merges the folders of its per-file runs.
+write their own), one line per test; besides them, a line per collector pytest could not
+collect or skipped whole (`collector`), per file killed at its time cap or by a signal
+(`collector`, written by guard-suite) and per failed test run again unguarded
+(`rechecked`). Findings are grouped by signature (kind, pass, normalized message): one
+row per distinct finding with its count, one example test and the registry's reading.
+What did not pass is counted by category and reason (not_passed.py), beside the findings
+and never among them. Used by the plugin at the end of a session and by `guard-suite`,
+which merges the folders of its per-file runs.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import os
 from harness import jsonl
 from harness.catalog import known_issues
 from harness.signature import Signature
+from harness.suite import not_passed
 from harness.verdict import Outcome, Violation, reading
 
 RECORDS = "records-*.jsonl"
@@ -26,9 +31,14 @@ def records_path(out_dir: str, worker: str) -> str:
     return os.path.join(out_dir, f"records-{worker}.jsonl")
 
 
+def tests_of(lines: list[dict]) -> list[dict]:
+    """The lines of tests (not of collectors, files or re-runs)."""
+    return [line for line in lines if "test" in line]
+
+
 def read(folders: list[str]) -> list[dict]:
-    """Every test line under `folders` (searched recursively); a line a kill cut short
-    is dropped."""
+    """Every record line under `folders` (searched recursively; hidden folders are not);
+    a line a kill cut short is dropped."""
     lines = []
     for folder in folders:
         for path in sorted(glob.glob(os.path.join(folder, "**", RECORDS), recursive=True)):
@@ -50,12 +60,17 @@ class Finding:
 
 
 def summarize(lines: list[dict]) -> dict:
-    """Totals, distinct findings and the registry's verdict, as JSON."""
+    """Totals, distinct findings, what did not pass by reason and the registry's verdict,
+    as JSON."""
     versions = next(({"tvm_version": line.get("tvm_version"),
-                      "tvm_ffi_version": line.get("tvm_ffi_version")} for line in lines), {})
+                      "tvm_ffi_version": line.get("tvm_ffi_version")}
+                     for line in lines if line.get("tvm_version")), {})
+    everything, lines = lines, tests_of(lines)
     findings = [(line["test"], Violation.from_json(raw))
                 for line in lines for raw in line["violations"]]
-    judgement = known_issues.judge_suite(findings, [line["test"] for line in lines], versions)
+    # an unguarded test saw no pass: it can neither show nor fail to show a finding
+    guarded = [line["test"] for line in lines if line.get("guarded", True)]
+    judgement = known_issues.judge_suite(findings, guarded, versions)
     explained = {(test, id(violation)): entry for test, violation, entry in judgement.known}
     groups: dict[str, Finding] = {}
     for test, violation in findings:
@@ -69,14 +84,20 @@ def summarize(lines: list[dict]) -> dict:
                                   violation.detail[:400], status,
                                   entry.id if entry else "", entry.reference if entry else "")
         groups[key].count += 1
-    outcomes: dict[str, int] = {}
+    counted: dict[str, int] = {}
     for line in lines:
-        outcomes[line.get("outcome", "?")] = outcomes.get(line.get("outcome", "?"), 0) + 1
+        counted[line.get("outcome", "?")] = counted.get(line.get("outcome", "?"), 0) + 1
+    collectors: dict[str, int] = {}
+    for line in everything:
+        if "collector" in line:
+            collectors[line["outcome"]] = collectors.get(line["outcome"], 0) + 1
     distinct_passes = sorted({name for line in lines for name in line.get("pass_names", [])})
     return {
         "status": str(judgement.status), "exit": judgement.exit_code,
         "versions": versions,
-        "tests": len(lines), "outcomes": outcomes,
+        "guarded": not everything or any(line.get("guarded", True) for line in everything),
+        "tests": len(lines), "outcomes": counted, "collectors": collectors,
+        "not_passed": not_passed.tally(everything),
         "pass_applications": sum(line.get("passes", 0) for line in lines),
         "distinct_passes": len(distinct_passes), "passes": distinct_passes,
         "modules_copied": sum(line.get("modules_copied", 0) for line in lines),
@@ -107,10 +128,32 @@ def headline(summary: dict) -> str:
             f"{found}{stale}; status {summary['status']}")
 
 
+def top_reasons(summary: dict, per_category: int = 3) -> list[str]:
+    """One line per category of what did not pass, with its most frequent reasons."""
+    text = []
+    for category, entry in summary.get("not_passed", {}).items():
+        top = "; ".join(f"{group['reason']!r} ({group['tests']} tests, {group['files']} files)"
+                        for group in entry["reasons"][:per_category])
+        more = len(entry["reasons"]) - per_category
+        text.append(f"{category}: {entry['tests']} tests, {entry['files']} files "
+                    f"({not_passed.MEANING[category]}): {top}"
+                    + (f"; and {more} more reasons" if more > 0 else ""))
+    return text
+
+
+def _reason_rows(summary: dict) -> list[tuple[str, dict]]:
+    return [(category, group) for category, entry in summary.get("not_passed", {}).items()
+            for group in entry["reasons"]]
+
+
+def _title(summary: dict) -> str:
+    return "Guarded test suite" if summary.get("guarded", True) else "Test suite, not guarded"
+
+
 def markdown(summary: dict) -> str:
-    outcomes = ", ".join(f"{n} {o}" for o, n in sorted(summary["outcomes"].items()))
-    lines = [f"# Guarded test suite: {summary['status']}", "", headline(summary), "",
-             f"Tests: {outcomes}. Test time {summary['test_seconds']} s, of which the guard "
+    counted = ", ".join(f"{n} {o}" for o, n in sorted(summary["outcomes"].items()))
+    lines = [f"# {_title(summary)}: {summary['status']}", "", headline(summary), "",
+             f"Tests: {counted}. Test time {summary['test_seconds']} s, of which the guard "
              f"{summary['guard_seconds']} s. TVM {summary['versions'].get('tvm_version')}, "
              f"tvm-ffi {summary['versions'].get('tvm_ffi_version')}.", "",
              "| status | signature | count | example test | entry |", "|---|---|---|---|---|"]
@@ -121,6 +164,16 @@ def markdown(summary: dict) -> str:
     if summary["stale"]:
         lines += ["", "## Stale registry entries (they no longer happen)", ""]
         lines += [f"- [{item['entry']}] {item['reference']}" for item in summary["stale"]]
+    if summary.get("not_passed"):
+        lines += ["", "## Not passed, by reason (none of them a guard finding)", "",
+                  *[f"- {category}: {entry['tests']} tests, {entry['files']} files: "
+                    f"{not_passed.MEANING[category]}"
+                    for category, entry in summary["not_passed"].items()], "",
+                  "| category | reason | tests | files | example |", "|---|---|---|---|---|"]
+        for category, group in _reason_rows(summary):
+            reason = group["reason"].replace("|", "\\|")
+            lines.append(f"| {category} | `{reason}` | {group['tests']} | {group['files']} | "
+                         f"`{group['example']}` |")
     return "\n".join(lines) + "\n"
 
 
@@ -134,9 +187,24 @@ def html_page(summary: dict) -> str:
     return ("<!doctype html><meta charset='utf-8'><title>Guarded test suite</title><style>"
             "body{font-family:sans-serif}td{border-top:1px solid #ccc;padding:4px;"
             "vertical-align:top}.new td:first-child{color:#b00;font-weight:bold}"
-            f"</style><h1>Guarded test suite: {html.escape(summary['status'])}</h1>"
+            f"</style><h1>{_title(summary)}: {html.escape(summary['status'])}</h1>"
             f"<p>{html.escape(headline(summary))}</p><table><tr><th>status<th>signature"
-            f"<th>count<th>example<th>entry</tr>{rows}</table>")
+            f"<th>count<th>example<th>entry</tr>{rows}</table>{_reasons_html(summary)}")
+
+
+def _reasons_html(summary: dict) -> str:
+    if not summary.get("not_passed"):
+        return ""
+    meaning = "".join(f"<li><b>{html.escape(category)}</b>: {entry['tests']} tests, "
+                      f"{entry['files']} files: {html.escape(not_passed.MEANING[category])}"
+                      for category, entry in summary["not_passed"].items())
+    rows = "".join(f"<tr><td>{html.escape(category)}</td><td><code>"
+                   f"{html.escape(group['reason'])}</code></td><td>{group['tests']}</td>"
+                   f"<td>{group['files']}</td><td><code>{html.escape(group['example'])}"
+                   f"</code></td></tr>" for category, group in _reason_rows(summary))
+    return (f"<h2>Not passed, by reason (none of them a guard finding)</h2><ul>{meaning}</ul>"
+            f"<table><tr><th>category<th>reason<th>tests<th>files<th>example</tr>{rows}"
+            "</table>")
 
 
 def write(summary: dict, out_dir: str) -> None:

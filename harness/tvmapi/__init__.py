@@ -14,7 +14,9 @@ of the harness out of TVM). One module a job:
   pass_guard  the per-pass instrument; context_hook: that instrument in every
               PassContext of a test session (the suite guard); inject: user hooks;
   relax_edit  the Relax-level reducer's edits of a module's main (cut, start after a
-              binding, drop one, constants as parameters or zeros).
+              binding, drop one, constants as parameters or zeros); relax_rewrite:
+              rebuilding main after an edit; graph_relax: generated graphs as Relax;
+  scripts     the names a Relax module file is run with.
 Measured differences (0.25.0 / 0.26.0 / 0.27.0.post1): tensor annotations are
 `relax.TensorStructInfo` in 0.25 and `relax.TensorType` later; meta_schedule lives at
 `tvm.s_tir.meta_schedule` (older trees: `tvm.meta_schedule`); structural equality lives in

@@ -127,8 +127,20 @@ def compile_module(mod, target):
     return tvm().compile(mod, target=target)
 
 
+def code_parts(executable) -> list:
+    """Every code module of an executable, host first, then what each imports: a GPU
+    target's kernels (CUDA C, Metal, OpenCL C, WGSL) are a module the host's imports."""
+    parts, pending = [], list(executable.mod.imports)
+    while pending:
+        part = pending.pop(0)
+        parts.append(part)
+        pending.extend(part.imports)
+    return parts
+
+
 def executable_signature(executable) -> list[tuple[str, int]]:
-    """What an executable is, comparably: the VM bytecode and the generated LLVM IR.
+    """What an executable is, comparably: the VM bytecode and every code part's text (the
+    host's LLVM IR or C, a GPU target's kernel source).
 
     Two compiles of equal modules differ only in the addresses LLVM's TBAA metadata
     embeds ("0x5626...", "0x55da....w4.b0"), masked here; the bytecode text is
@@ -138,7 +150,7 @@ def executable_signature(executable) -> list[tuple[str, int]]:
     import hashlib
     import re
     parts = [("vm-bytecode", executable.as_text())]
-    for index, lib in enumerate(executable.mod.imports):
+    for index, lib in enumerate(code_parts(executable)):
         inspected = Call.of("", lib.inspect_source)   # the stage is the caller's
         # A module kind without source text: said, and still compared.
         source = inspected.value if inspected.ok else \

@@ -73,6 +73,6 @@ def load_copier(spec: str):
     module = load_module(target, "--inject-copier")
     try:
         return eval(expr, vars(module))   # the user's own hook file
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - the user's own expression failed: a usage error
         raise BadInput(f"--inject-copier: cannot evaluate {expr!r}: "
                        f"{type(exc).__name__}: {exc}") from None

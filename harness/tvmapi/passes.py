@@ -125,6 +125,7 @@ def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
     A target TVM cannot make is the user's error (BadInput); a compile that fails
     is TVM's (PipelineUnknown): either way no default selection can be made."""
     made_target = targets.make_target(target, 1)   # BadInput with TVM's reason
+    targets.require_codegen(made_target)   # no code generator here: cannot test (exit 125)
     tvm = loading.tvm()
     relax, op = tvm.relax, ir.relax_op()
     builder = ir.block_builder()

@@ -4,10 +4,12 @@
   point where meta_schedule extracts tuning tasks (the seed bug's path).
 - `tune`: `static_shape_tuning_pipeline` itself (TVM's definition, not a copy) with
   a small budget, with or without `cpu_weight_prepack` (the layout-rewrite passes).
-- `compile`: `tvm.compile` to a VM executable (the seed's fallback after optimize).
+- `compile`: `tvm.compile` to a VM executable (the seed's fallback after optimize), for a
+  GPU target through that target's own pipeline (dlight's schedules); a target that cannot
+  compile here (targets.probe: no code generator or toolchain) cannot be tested (exit 125).
 - `pass`: one registered relax or TIR pass (`sweep_pass`) on the module the extract path holds at
   `sweep_point` (imported, legalized, fused; after ConvertLayout for a case with a layout):
-  the pass sweep's unit of work.
+  the pass sweep's unit of work; for a GPU target run inside the target, as compile runs it.
 
 Every stage takes the module the path holds and returns the next one; the final
 stage returns the path's outcome (tasks, tuned workloads, an executable), which
@@ -145,12 +147,27 @@ def _sweep_path(options: Options, target) -> Pipeline:
         raise BadInput(f"sweep point must be one of {', '.join(prefixes)}")
     stages = prefixes[options.sweep_point] + [
         _pass_stage(f"pass:{swept.name}", swept.make, swept.call)]
+    if targets.schedules_for_device(target):
+        stages = [_under_target(stage, target) for stage in stages]
     # Free variables are hashed by position: a pass run out of its pipeline position can
     # leave one (s_tir.HoistExpression hoists a block iterator out of its block), and
     # a free variable is the input's own object, which no copy can share.
     return Pipeline("pass", stages,
                     lambda mod: [("module", structure.structural_hash(mod, map_free_vars=True))],
                     run_twice=True, round_trip_output=True)
+
+
+def _under_target(stage: Stage, target) -> Stage:
+    """The stage inside the target, as `tvm.compile` runs a GPU target's pipeline (dlight
+    and the GPU passes read Target.current(); without it they refuse every module). Only
+    for those targets: on llvm four passes behave differently inside `with Target("llvm")`
+    (measured, 0.27), and the CPU sweep's rows stay what they were."""
+    def run(mod):
+        with target:
+            return stage.run(mod)
+    # An expression a reproducer runs: enter the target, the call, leave it.
+    return Stage(stage.name, run, f"(TARGET.__enter__(), {stage.call}, "
+                                  "TARGET.__exit__(None, None, None))[1]")
 
 
 _PATHS = {"extract": _extract_path, "tune": _tune_path, "compile": _compile_path,
@@ -175,4 +192,6 @@ def build(options: Options) -> Pipeline:
         path.stages.insert(names.index(before), Stage(
             INJECTED, lambda mod: calls.run_pass(injected, mod),
             "INJECTED(mod)"))
+    if path.name == "compile":   # after every bad input is refused (exit 2)
+        targets.require_codegen(target)   # no code generator or toolchain here: exit 125
     return path

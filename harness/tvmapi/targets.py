@@ -1,17 +1,28 @@
-"""Targets as users write them, made into what each release accepts.
+"""Targets as users write them, made into what each release accepts, and what each can
+compile here.
 
 0.27 refuses the CLI string form ("llvm -mcpu=skylake") and wants the dict form; `num-cores`
 exists for some kinds only; array options want lists. A target TVM refuses is bad input.
+
+Whether a target compiles on this machine is measured, never assumed (`probe`): its code
+generator must be in the build, and `tvm.compile` of a tiny module must succeed. No device
+is needed for cuda, metal, opencl and webgpu: with no device runtime registered, 0.25 to
+0.27 keep the kernels' source in the executable (CUDA C, Metal, OpenCL C, WGSL) and call no
+compiler (NVRTC, nvcc, xcrun); a machine with a CUDA driver compiles with NVRTC instead.
+A refusal TVM words as a missing code generator or toolchain (`_MISSING`) makes the target
+untestable here (exit 125) with TVM's own words; any other failure is TVM's, left to the path.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
 from typing import Any
 
 from harness.classify import Call
-from harness.tvmapi.loading import tvm
+from harness.tvmapi import calls, ir
+from harness.tvmapi.loading import TVMUnavailable, ffi, tvm
 from harness.verdict import BadInput
 
 
@@ -89,3 +100,95 @@ def target_dict(text: str, num_cores: int) -> dict:
         return json.loads(_accepted(json.dumps(config, sort_keys=True), num_cores))
     except BadInput as exc:
         raise BadInput(f"--target {text!r}: {exc}") from None
+
+
+# TVM's words for "this machine lacks what the target's code generation needs" (every word
+# of an entry in the error's text), each with what is missing. Measured on 0.25.0 to
+# 0.27.0.post1 where not said otherwise.
+_MISSING = (
+    # The host's code generator not in this build (a device kind's is probed by name).
+    (("Cannot find global function target.build.",), "a code generator this TVM build lacks"),
+    # tvm/support/rocm.py find_rocm_path: no ROCM_PATH, hipcc or /opt/rocm.
+    (("Cannot find ROCm path",), "the ROCm toolchain (ROCM_PATH, hipcc or /opt/rocm)"),
+    # LLVM built without the backend of an -mtriple (the 0.27 wheel has all of LLVM 22's).
+    (("No available targets are compatible with triple",), "an LLVM backend for this triple"),
+    # nvptx: tvm/support/nvcc.py looks for libdevice under CUDA_PATH or nvcc's root (an nvcc
+    # wrapper script in /usr/local/bin made it look in /usr/local: measured).
+    (("No such file or directory", "libdevice"), "the CUDA toolkit's libdevice (CUDA_PATH)"),
+    (("Cannot find libdevice",), "the CUDA toolkit's libdevice (CUDA_PATH)"),
+    # Read from tvm/support/nvcc.py, not reached through tvm.compile here: with a CUDA
+    # driver TVM compiles the kernels with NVRTC (the callback's refusal measured alone).
+    (("Cannot find CUDA path",), "the CUDA toolkit (CUDA_PATH or nvcc on PATH)"),
+    (("`cuda-bindings` package is not available",), "NVRTC: pip install cuda-bindings"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    """What `tvm.compile` makes of a tiny module for one target on this machine."""
+    target: str                    # the Target as TVM prints it
+    produces: tuple[str, ...] = ()  # the code parts' kinds, host first: ("llvm", "cuda")
+    missing: str = ""              # what it lacks here, with TVM's words (cannot test)
+    error: str = ""                # TVM failed otherwise: the path will show it, not decided here
+
+    @property
+    def compiles(self) -> bool:
+        return not self.missing and not self.error
+
+
+def _tiny_module():
+    """x + 1, relu: one elementwise kernel (dlight's fallback rule schedules it on a GPU)."""
+    relax, op = tvm().relax, ir.relax_op()
+    builder = ir.block_builder()
+    x = relax.Var("x", ir.tensor_annotation((1, 16), "float32"))
+    with builder.function("main", [x]):
+        with builder.dataflow():
+            out = builder.emit_output(builder.emit(op.nn.relu(
+                op.add(x, relax.const(1.0, "float32")))))
+        builder.emit_func_output(out)
+    return builder.get()
+
+
+_PROBED: dict[str, Probe] = {}
+
+
+def probe(target) -> Probe:
+    """Whether `target` (a Target) compiles here, and to what: measured once a process
+    (about 0.1 s)."""
+    key = str(target)
+    if key not in _PROBED:
+        _PROBED[key] = _measure(target, key)
+    return _PROBED[key]
+
+
+def _measure(target, key: str) -> Probe:
+    kind = str(target.kind.name)
+    if ffi().get_global_func(f"target.build.{kind}", allow_missing=True) is None:
+        return Probe(key, missing=f"this TVM build has no {kind} code generator "
+                                  f"(target.build.{kind} is not registered)")
+
+    def compile_tiny():
+        with calls.pass_context():   # a plain one: no guard's instrument
+            return calls.compile_module(_tiny_module(), target)
+    compiled = Call.of("compile", compile_tiny)     # ours leaves as a HarnessBug
+    if compiled.ok:
+        return Probe(key, tuple(str(part.kind) for part in calls.code_parts(compiled.value)))
+    text = f"{type(compiled.error).__name__}: {compiled.error}"
+    lacks = next((what for words, what in _MISSING if all(w in text for w in words)), None)
+    if lacks:
+        return Probe(key, missing=f"needs {lacks}; TVM: {compiled.detail[:300]}")
+    return Probe(key, error=compiled.detail[:300])
+
+
+def require_codegen(target) -> None:
+    """Cannot test here (TVMUnavailable, exit 125) when the target cannot compile on this
+    machine for want of a code generator or toolchain; else nothing."""
+    found = probe(target)
+    if found.missing:
+        raise TVMUnavailable(f"target {target.kind.name} cannot compile here: {found.missing}")
+
+
+def schedules_for_device(target) -> bool:
+    """`tvm.compile` runs the target's own pipeline (dlight's schedules, GPU lowering) under
+    the target, as relax/vm_build.py decides it on 0.25 to 0.27: its keys name a GPU."""
+    return "gpu" in [str(key) for key in target.keys]
