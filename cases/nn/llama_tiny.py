@@ -21,6 +21,9 @@ from tvm.relax.frontend import nn
 from tvm.relax.frontend.nn import op
 from tvm.relax.frontend.nn.llm.kv_cache import PagedKVCache, RopeMode, TIRPagedKVCache
 
+# 0.25 spells it relax.PrimValue; 0.26 on, relax.prim_value (as MLC-LLM of each era did)
+_prim_value = getattr(relax, "prim_value", None) or relax.PrimValue
+
 
 @dataclasses.dataclass(frozen=True)
 class LlamaConfig:
@@ -151,7 +154,7 @@ class LlamaForCausalLM(nn.Module):
             qk_head_dim=config.head_dim, v_head_dim=config.head_dim,
             mla_original_qk_head_dim=0, mla_original_v_head_dim=0,
             rope_mode=RopeMode.NORMAL, rope_scale=1, rope_theta=config.rope_theta,
-            rope_scaling={}, rope_ext_factors=relax.prim_value(0), rotary_dim=config.head_dim,
+            rope_scaling={}, rope_ext_factors=_prim_value(0), rotary_dim=config.head_dim,
             enable_disaggregation=False, dtype=self.dtype,
             target=tvm.target.Target("llvm"))
 
