@@ -142,6 +142,19 @@ def test_the_smallest_nn_case_passes_the_extract_path(tmp_path):
                                                                            "tvmscript"}
 
 
+def test_the_tune_path_cannot_test_a_symbolic_shape_model_and_says_why(tmp_path):
+    """static_shape_tuning_pipeline tunes static-shape models: on nn-mlp (symbolic batch)
+    the tune path is unsupported (exit 125) naming the dimension, before any tuning; a
+    static model is not refused (tests/test_paths.py tunes yolov3-tiny)."""
+    for package in ("psutil", "cloudpickle", "xgboost"):   # the tune extra; else it says so
+        pytest.importorskip(package, reason="--path tune needs the tune extra")
+    result = child.run_spec({"case": "nn-mlp", "options": Options(path="tune").to_json()},
+                            lambda event: None, str(tmp_path))
+    assert (result.verdict, result.exit_code) == ("unsupported", 125), result.violations
+    [violation] = result.violations
+    assert violation.stage == "tune" and "symbolic dimensions (batch)" in violation.detail
+
+
 @pytest.mark.nightly   # a compile and three calls of the VM, ~10 s
 @pytest.mark.in_process_tvm
 def test_the_tiny_llama_compiles_and_runs_prefill_and_decode_through_its_paged_kv_cache():

@@ -118,6 +118,11 @@ class _Run:
     def all(self) -> Result:
         checks, full = self.options.checks, self.options.full_copies
         source = self.source
+        refusal = self.pipeline.refusal(source)
+        if refusal:   # the path's documented precondition: this module cannot be tested on it
+            self.recorder.violate(Violation(Outcome.UNSUPPORTED, self.pipeline.final.name,
+                                            "(path)", refusal))
+            return self.result
         # With `stop` (fuzzing) the cheap path runs first: most shrink candidates stop
         # there, and the source's round trips (TVMScript's parse the costliest) are then
         # not paid.

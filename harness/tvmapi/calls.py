@@ -86,6 +86,14 @@ def static_shape_tuning_pipeline(total_trials: int, target, work_dir: str, prepa
         cpu_weight_prepack=prepack, max_trials_per_task=max_trials_per_task)
 
 
+def symbolic_dims(mod) -> list[str]:
+    """The symbolic shape variables the module's Relax functions define (seq_len, batch)."""
+    relax = tvm().relax
+    return sorted({str(var) for _, func in mod.functions.items()
+                   if isinstance(func, relax.Function)
+                   for var in relax.analysis.defined_symbolic_vars(func)})
+
+
 def tuned_workloads(work_dir: str) -> list[tuple[str, int]]:
     """(kind, structural hash) of every workload the tuning database holds."""
     database = meta_schedule().database.JSONDatabase(work_dir=work_dir)
