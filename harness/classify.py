@@ -54,18 +54,31 @@ def _is_neutral(filename: str) -> bool:
     return "site-packages" in real.split(os.sep) or filename.startswith("<frozen")
 
 
-def origin(exc: BaseException) -> str:
-    """TVM or HARNESS: whose code raised `exc`."""
+USER = "user"   # code on the path neither TVM's, ours, nor a package's: a user's own
+
+
+def innermost_owner(exc: BaseException) -> tuple[str, traceback.FrameSummary | None]:
+    """(TVM, HARNESS or USER, that frame): whose is the innermost frame of `exc` that belongs
+    to either side, frames of the standard library and of third-party packages passed over.
+    USER is code on the path not registered by `add_user_code`: `origin` counts it as the
+    thing under test (an injected pass's helper); a door that ran a user's model file knows
+    it as that file's (or a module of theirs it imports)."""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         filename = frame.filename
         if os.path.realpath(filename).startswith(HARNESS_DIR):
-            return HARNESS
+            return HARNESS, frame
         if _is_tvm_frame(filename) or _is_user_code(filename):
-            return TVM
+            return TVM, frame
         if _is_neutral(filename):
             continue
-        return TVM   # user code on the path (an injected pass): the thing under test
-    return HARNESS
+        return USER, frame
+    return HARNESS, None
+
+
+def origin(exc: BaseException) -> str:
+    """TVM or HARNESS: whose code raised `exc` (user code on the path: the thing under test)."""
+    owner, _ = innermost_owner(exc)
+    return HARNESS if owner == HARNESS else TVM
 
 
 def summary(exc: BaseException, limit: int = 6) -> str:
@@ -112,7 +125,7 @@ class Call:
     seconds: float = 0.0
 
     @classmethod
-    def of(cls, stage: str, function: Callable, *args,
+    def of(cls, stage: str, function: Callable, /, *args,
            reraise: tuple[type[Exception], ...] = (), **kwargs) -> "Call":
         """`reraise` (pytest's own word): exceptions our code raises on purpose to say what
         the call decided (cannot test here; a copier that cannot carry this module), which
@@ -130,6 +143,13 @@ class Call:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def result(self):
+        """The value, or TVM's exception raised on (for a caller whose own caller decides
+        what TVM failing means there); ours never gets this far."""
+        if self.error is not None:
+            raise self.error
+        return self.value
 
     @property
     def detail(self) -> str:

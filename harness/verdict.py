@@ -69,6 +69,8 @@ class Outcome(enum.StrEnum):
                 "the pass call itself refused this input: its precondition")
     SKIPPED = ("skipped", False, EXIT_PASS, ROW,
                "the point cannot be reached on this case, or cannot be tested here")
+    UNHANDLED = ("unhandled", False, EXIT_PASS, ROW,
+                 "the attrs sweep cannot draw this type's values: said, never skipped")
 
     @classmethod
     def of(cls, name: str) -> "Outcome":
@@ -117,14 +119,6 @@ def first_line(exc: BaseException) -> str:
 
 class BadInput(Exception):
     """The user's input is wrong (unknown case, unreadable file): exit 2, one line."""
-
-
-def status(name: str) -> Outcome:
-    """A registry reading by name (pass, known, unsupported, new, stale, harness-error)."""
-    outcome = Outcome.of(name)
-    if outcome not in STATUSES:
-        raise UnknownVerdict(f"unknown status {name!r}")
-    return outcome
 
 
 def exit_code_of_rows(rows) -> int:

@@ -269,3 +269,22 @@ def test_a_model_torch_refuses_is_unsupported_and_a_frontend_failure_reproduces(
                           timeout=300, cwd=str(tmp_path))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "class Net" in repro.read_text()   # the user's file, embedded
+
+
+def test_a_door_sharing_py_files_claims_those_that_define_its_name(tmp_path):
+    """Door.defines, how the PyTorch and nn doors claim their .py files before the Relax
+    door takes the rest: a name bound at module level, not one only used or nested; a file
+    that does not parse, a directory or another suffix is no such door's."""
+    path = tmp_path / "net.py"
+    path.write_text("import os as example_inputs\nMODEL = 1\ndef f():\n    model = 2\n")
+    defines = door_module.Door.defines
+    assert defines(str(path), "MODEL") and defines(str(path), "example_inputs")
+    assert not defines(str(path), "model")   # bound inside a function only
+    (tmp_path / "broken.py").write_text("MODEL = (\n")
+    assert not defines(str(tmp_path / "broken.py"), "MODEL")
+    (tmp_path / "dir.py").mkdir()
+    assert not defines(str(tmp_path / "dir.py"), "MODEL")
+    (tmp_path / "net.txt").write_text("MODEL = 1\n")
+    assert not defines(str(tmp_path / "net.txt"), "MODEL")
+    assert doors.for_file(str(path)).name == "torch"   # example_inputs: the PyTorch door's
+    assert doors.named("nn").claims(str(path)) and doors.named("torch").claims("m.pt2")

@@ -195,8 +195,8 @@ def test_harness_error_is_exit_4_even_when_the_rest_is_known(registry):
     assert known_issues.judge(broken).exit_code == 4
 
     def rows(*statuses):
-        from harness.verdict import status
-        return [{"failing": status(name).failing, "exit": status(name).exit}
+        from harness.verdict import Outcome
+        return [{"failing": Outcome.of(name).failing, "exit": Outcome.of(name).exit}
                 for name in statuses]
     assert exit_code_of_rows(rows("known", "harness-error", "new")) == 4
     assert exit_code_of_rows(rows("known", "pass", "unsupported")) == 0

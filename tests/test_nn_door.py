@@ -132,6 +132,26 @@ def test_tvms_own_exception_while_exporting_is_a_finding_at_import(tmp_path):
 
 
 @pytest.mark.in_process_tvm
+def test_numpy_raising_under_tvms_frontend_is_tvms_not_the_files(tmp_path):
+    """op.layer_norm without a weight makes it with np.ones(normalized_shape): a negative
+    size makes numpy raise, in numpy's own frames, called from TVM's. Third-party frames
+    are passed over (harness.classify's rule): TVM's finding at import, not a BadInput
+    blaming the model file that called op.layer_norm."""
+    path = _write(tmp_path, "mine.py", MLP_FILE.replace("op.relu(self.fc(x))",
+                                                        "op.layer_norm(self.fc(x), [-1])"))
+    model = nn_door.DOOR.load(path)   # not BadInput: the export's failure is kept
+    with pytest.raises(ValueError, match="negative dimensions") as raised:
+        doors.to_relax(model)
+    innermost = raised.traceback[-1].path.parts
+    assert "numpy" in innermost and "site-packages" in innermost   # numpy raised it
+    result = child.run_spec({"case": path, "options": Options().to_json()},
+                            lambda event: None, str(tmp_path))
+    (violation,) = result.violations
+    assert (violation.kind, violation.stage) == ("error", "import"), violation
+    assert "negative dimensions" in violation.detail
+
+
+@pytest.mark.in_process_tvm
 def test_the_smallest_nn_case_passes_the_extract_path(tmp_path):
     """A real check, as the child runs it: nn-mlp (symbolic batch) through extraction,
     every pass guarded, and its copies by deepcopy, JSON and TVMScript."""
@@ -142,6 +162,7 @@ def test_the_smallest_nn_case_passes_the_extract_path(tmp_path):
                                                                            "tvmscript"}
 
 
+@pytest.mark.in_process_tvm   # a check run in this process
 def test_the_tune_path_cannot_test_a_symbolic_shape_model_and_says_why(tmp_path):
     """static_shape_tuning_pipeline tunes static-shape models: on nn-mlp (symbolic batch)
     the tune path is unsupported (exit 125) naming the dimension, before any tuning; a

@@ -8,10 +8,10 @@ import os
 import pytest
 
 from harness.catalog.known_issues import Judgement, SuiteJudgement
-from harness.cli import guard_suite, matrix_page, passes, report
+from harness.cli import matrix_page, passes, report
 from harness.process import isolate
 from harness.signature import text_of
-from harness.suite import summary
+from harness.suite import file_run, summary
 from harness.verdict import (
     EXIT_CANNOT_TEST,
     EXIT_INTERNAL,
@@ -29,7 +29,6 @@ from harness.verdict import (
     Violation,
     exit_code,
     reading,
-    status,
 )
 from harness.versions import bisect
 
@@ -63,8 +62,7 @@ def test_an_unknown_name_is_a_harness_bug_never_a_pass(name):
 
 
 def test_a_name_of_another_family_is_refused_where_it_does_not_belong():
-    with pytest.raises(UnknownVerdict):
-        status("mutated")              # a run's verdict, not a registry reading
+    assert Outcome.MUTATED not in STATUSES   # a run's verdict, not a registry reading
     with pytest.raises(UnknownVerdict):
         exit_code("known")             # a reading, not a run's verdict
     with pytest.raises(UnknownVerdict):
@@ -170,12 +168,12 @@ def test_every_run_verdict_has_a_colour():
 
 def test_guard_suite_reads_the_counts_the_plugin_wrote(tmp_path):
     log = str(tmp_path / "pytest.log")
-    assert guard_suite._counts(str(tmp_path), None, log) == {}    # killed at its time cap
-    assert guard_suite._counts(str(tmp_path), -9, log) == {}      # killed by a signal
-    with pytest.raises(guard_suite.CountsMissing, match="without writing"):
-        guard_suite._counts(str(tmp_path), 0, log)
-    (tmp_path / guard_suite.COUNTS).write_text('{"passed": 5, "deselected": 1}')
-    assert guard_suite._counts(str(tmp_path), 0, log) == {"passed": 5, "deselected": 1}
+    assert file_run.counts(str(tmp_path), None, log) == {}    # killed at its time cap
+    assert file_run.counts(str(tmp_path), -9, log) == {}      # killed by a signal
+    with pytest.raises(file_run.CountsMissing, match="without writing"):
+        file_run.counts(str(tmp_path), 0, log)
+    (tmp_path / file_run.COUNTS).write_text('{"passed": 5, "deselected": 1}')
+    assert file_run.counts(str(tmp_path), 0, log) == {"passed": 5, "deselected": 1}
 
 
 def test_a_results_verdict_is_a_member_read_back_from_json():

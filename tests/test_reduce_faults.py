@@ -82,7 +82,7 @@ def _reducer(tmp_path, monkeypatch) -> Reducer:
         if task is None:
             result = Result(case)
             with open(case) as handle:
-                if "R.nn.softmax" in handle.read():
+                if "nn.softmax" in handle.read():   # TVMScript's R.nn, JSON's relax.nn
                     result.add(Violation("error", "injected", "(exception)", "E: x", "injected"))
             return result
         spec, events = tmp_path / "spec.json", tmp_path / "events.jsonl"
@@ -118,6 +118,48 @@ def test_tvm_refusing_every_edit_leaves_the_module_as_it_is(tmp_path, monkeypatc
     assert best.bindings == 4 and reducer.state.accepted == 0
     assert reducer.state.edits > 4   # every edit was asked, each refused: none applied
     assert "relax: binding drops" in reducer.state.phases_done
+
+
+def _tvm_cannot_print(monkeypatch):
+    """TVMScript refuses to print the module: TVM's TypeError, raised in TVM's frames."""
+    import tvm
+
+    from harness.tvmapi import copiers
+    monkeypatch.setattr(copiers, "tvmscript", lambda mod: tvm.relax.Var("x", 42))
+
+
+def _our_printer_bug(monkeypatch):
+    """Our printing helper raises AttributeError (a C callable: the frame is ours)."""
+    from harness.tvmapi import copiers
+    monkeypatch.setattr(copiers, "tvmscript", operator.attrgetter("seeded_missing"))
+
+
+def test_tvm_refusing_to_print_tvmscript_reduces_the_module_as_json(tmp_path, monkeypatch):
+    """docs/reduce.md step 5: the module written as TVMScript, else as JSON. TVM refusing
+    the TVMScript form is "not this form" (the child answers TVM's reason), never a
+    harness error: the reduction goes on as JSON, best.json."""
+    from harness.catalog import cases as catalog
+    from harness.runner import relax_task
+    reducer = _reducer(tmp_path, monkeypatch)
+    _tvm_cannot_print(monkeypatch)
+    task = {"task": "export", "out": str(tmp_path / "written"), "form": "tvmscript"}
+    answer = relax_task.run(task, catalog.resolve(_module_file(tmp_path)))
+    assert answer["path"] is None, answer   # the child's answer: not this form, and why
+    assert answer["reason"].startswith("TVM could not write it as tvmscript: TypeError")
+    best = reducer.run(None)
+    assert reducer.state.best == "best.json" and best.form == "json"
+    assert not reducer.state.relax_skipped
+    assert best.bindings < 4 and reducer.state.accepted > 0   # reduced, as JSON
+
+
+def test_a_bug_in_writing_tvmscript_stops_the_reduction_as_a_harness_error(tmp_path,
+                                                                           monkeypatch):
+    reducer = _reducer(tmp_path, monkeypatch)
+    _our_printer_bug(monkeypatch)
+    with pytest.raises(HarnessStopped, match=r"writing the imported module as tvmscript ended "
+                                             r"in a harness error: AttributeError.*seeded_missing"):
+        reducer.run(None)
+    assert reducer.state.best == ""   # nothing written: no JSON fallback for our own bug
 
 
 SITECUSTOMIZE = """\

@@ -1,4 +1,4 @@
-"""What did not pass, counted by reason: guard-suite over a tiny synthetic suite (no TVM).
+"""What did not pass, counted by reason: guard-suite over tiny synthetic suites.
 
 A whole suite run far from its CI skips what needs a GPU or a missing package, has files
 that do not collect and tests that fail on their own; none of that may vanish from the
@@ -7,8 +7,10 @@ reasons, a module-level importorskip, a file importing a package that is not ins
 a file raising at import, a failing test, a missing fixture, a conftest.py that does not
 import, a file that hangs past --file-timeout, a test that ends the process (os._exit);
 the summary must count each under its category and reason, the merge of the folder must
-keep the counts, and the failed tests of a guarded run are run again unguarded to tell
-TVM's failure from the guard's doing.
+keep the counts. Under the guard, what did not pass is run again to tell TVM's failure (or
+a flaky test) from the guard's doing, a harness error: a test that fails only while the
+guard's instrument is on, a file the guard's run kills (a signal, the time cap) that
+completes without it.
 """
 import json
 import os
@@ -16,6 +18,7 @@ import os
 import pytest
 
 from harness.suite import file_run, not_passed
+from harness.suite import summary as suite_summary
 from tests.helpers import cli, cli_here
 
 MISSING = "surely_not_installed_pkg_xyz"
@@ -161,29 +164,132 @@ def test_a_collection_error_is_counted_where_the_reason_puts_it():
     assert list(again) == ["failed", "failed-unrechecked"]
 
 
-def test_a_test_failing_under_the_guard_is_run_again_without_it(tmp_path):
-    """A test that fails only when guarded (it looks for the guard's option) passes when
-    run again unguarded: `passes-unguarded`; one that always fails is TVM's, `failed`."""
+# True only while the guard is on: its PassInstrument sits in the current PassContext (the
+# guard imports TVM; a test run without it never does, so it checks without importing).
+GUARDED = '''
+import sys
+
+
+def guarded():
+    tvm = sys.modules.get("tvm")
+    return tvm is not None and any(instrument.name == "HarnessSuiteGuard" for instrument
+                                   in tvm.transform.PassContext.current().instruments)
+'''
+
+
+def _suite(tmp_path, files: dict[str, str]):
     folder = tmp_path / "suite"
     folder.mkdir()
     (folder / "pytest.ini").write_text("[pytest]\n")
-    (folder / "test_guard_sensitive.py").write_text(
-        "import sys\n\n"
-        "def test_fails_only_guarded():\n    assert '--harness-guard' not in sys.argv\n\n"
-        "def test_always_fails():\n    assert 3 == 4\n\n"
-        "def test_passes():\n    pass\n")
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_a_test_the_guard_fails_is_a_harness_error_and_a_flaky_one_is_flaky(tmp_path):
+    """A failed test is run again unguarded, and once it passes, once more guarded: one
+    that fails only while the guard's instrument is on fails again, the guard's doing (exit
+    4, named); one that fails on its first run only passes, flaky; one that always fails is
+    TVM's, `failed`."""
+    counter = tmp_path / "runs"
+    folder = _suite(tmp_path, {
+        "test_guard_sensitive.py": GUARDED + "\n\n"
+        "def test_fails_only_guarded():\n    assert not guarded()\n\n\n"
+        "def test_always_fails():\n    assert 3 == 4\n\n\n"
+        "def test_passes():\n    pass\n",
+        "test_flaky.py": "import pathlib\n\n\ndef test_fails_on_its_first_run_only():\n"
+        f"    counter = pathlib.Path({str(counter)!r})\n"
+        "    runs = int(counter.read_text()) if counter.exists() else 0\n"
+        "    counter.write_text(str(runs + 1))\n"
+        "    assert runs > 0, 'the first run fails'\n"})
     out = tmp_path / "out"
     code, _, err = cli("guard-suite", str(folder), "--out", str(out), "--file-timeout", "120")
-    assert code == 0, err
+    assert code == 4, err
+    assert counter.read_text() == "3"   # guarded, unguarded, guarded again
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["not_passed"]["failed"]["tests"] == 1, summary["not_passed"]
-    assert summary["not_passed"]["failed"]["reasons"][0]["reason"] == "assert N == N"
-    [changed] = summary["not_passed"]["passes-unguarded"]["reasons"]
-    assert changed["tests"] == 1 and changed["example"].endswith("test_fails_only_guarded")
-    assert summary["tests"] == 3   # the re-run's records are not tests of the summary
-    [row] = [json.loads(line)["row"] for line in open(out / "guard-suite-rows.jsonl")]
-    assert row["recheck_seconds"] > 0 and row["recorded"] == 3
-    assert "passes-unguarded: 1 tests" in err
+    assert summary["status"] == "harness-error", summary["findings"]
+    found = summary["not_passed"]
+    assert {category: entry["tests"] for category, entry in found.items()} == {
+        "failed": 1, "flaky": 1, "guard-changed": 1}, found
+    assert found["failed"]["reasons"][0]["reason"] == "assert N == N"
+    assert found["flaky"]["reasons"][0]["example"].endswith("test_fails_on_its_first_run_only")
+    [changed] = summary["guard_changed"]   # the flaky test is not among them
+    assert changed["test"] == "test_guard_sensitive.py::test_fails_only_guarded", changed
+    assert "once more under it: failed" in changed["how"]
+    [finding] = summary["findings"]
+    assert finding["status"] == "harness-error" and finding["count"] == 1
+    assert finding["example_test"] == changed["test"]
+    assert summary["tests"] == 4   # the re-runs' records are not tests of the summary
+    rows = [json.loads(line)["row"] for line in open(out / "guard-suite-rows.jsonl")]
+    assert all(row["recheck_seconds"] > 0 for row in rows), rows
+    assert f"harness-error: {changed['file']}, test {changed['test']}" in err
+    assert "The guard changed these outcomes" in (out / "summary.md").read_text()
+
+
+def test_a_file_killed_only_under_the_guard_is_a_harness_error(tmp_path):
+    """A file whose pytest dies under the guard runs again whole without it (the same
+    cap): completing, the kill was the guard's doing (exit 4, the file and the test that
+    was running named); killed again, it stays the file's own, `crashed`."""
+    folder = _suite(tmp_path, {
+        "test_dies_guarded.py": GUARDED + "import os\nimport signal\n\n\n"
+        "def test_ok():\n    pass\n\n\n"
+        "def test_dies_guarded():\n    if guarded():\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n",
+        "test_always_dies.py": "import os\nimport signal\n\n\n"
+        "def test_dies():\n    os.kill(os.getpid(), signal.SIGKILL)\n"})
+    out = tmp_path / "out"
+    code, _, err = cli("guard-suite", str(folder), "--out", str(out), "--file-timeout", "120",
+                       "--jobs", "2")
+    assert code == 4, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "harness-error"
+    [changed] = summary["guard_changed"]
+    assert (changed["file"], changed["test"]) == (
+        "test_dies_guarded.py", "test_dies_guarded.py::test_dies_guarded"), changed
+    assert "died of SIGKILL while running test_dies_guarded.py::test_dies_guarded" in \
+        changed["how"]
+    found = summary["not_passed"]
+    assert (found["guard-changed"]["tests"], found["guard-changed"]["files"]) == (0, 1)
+    [crashed] = found["crashed"]["reasons"]   # killed again without the guard: its own
+    assert crashed["example"] == "test_always_dies.py", found
+    assert summary["outcomes"] == {"passed": 1}   # what ran under the guard before the kills
+    assert "harness-error: test_dies_guarded.py, test test_dies_guarded.py::" in err
+
+
+@pytest.mark.nightly   # a hang costs its time cap: 30 s
+def test_a_file_timed_out_only_under_the_guard_is_a_harness_error(tmp_path):
+    """Killed at the time cap under the guard, completing in a second without it."""
+    folder = _suite(tmp_path, {"test_hangs_guarded.py": GUARDED + "import time\n\n\n"
+                               "def test_hangs_guarded():\n    while guarded():\n"
+                               "        time.sleep(1)\n"})
+    out = tmp_path / "out"
+    code, _, err = cli("guard-suite", str(folder), "--out", str(out), "--file-timeout", "30")
+    assert code == 4, err
+    summary = json.loads((out / "summary.json").read_text())
+    [changed] = summary["guard_changed"]
+    assert changed["test"] == "test_hangs_guarded.py::test_hangs_guarded", changed
+    assert "killed at the 30 s time cap" in changed["how"]
+    assert list(summary["not_passed"]) == ["guard-changed"], summary["not_passed"]
+
+
+def test_what_the_guard_changed_and_what_is_flaky_are_read_from_the_rechecked_lines():
+    def failed(test, **again):
+        return [{"test": test, "outcome": "failed", "reason": "assert 1 == 2", "violations": []},
+                {"rechecked": test, "outcome": "passed", **again}]
+    flaky = failed("t.py::a", guarded_again="passed")
+    stopped = [{"collector": "u.py", "outcome": "time-cap", "running": "u.py::b",
+                "reason": "killed at the 9 s time cap while running u.py::b"},
+               {"rechecked": "u.py", "outcome": "time-cap", "reason": "killed again"}]
+    alone = suite_summary.summarize(flaky + stopped)   # flaky and a file that hangs unguarded too
+    assert alone["status"] == "pass" and alone["exit"] == 0 and not alone["guard_changed"]
+    assert list(alone["not_passed"]) == ["flaky", "time-cap"]
+    changed = suite_summary.summarize(flaky + failed("t.py::c", guarded_again="error")
+                         + failed("t.py::d")   # never run under the guard again: not shown flaky
+                         + [stopped[0], {"rechecked": "u.py", "outcome": "completed"}])
+    assert changed["exit"] == 4 and [item["test"] for item in changed["guard_changed"]] == [
+        "t.py::c", "t.py::d", "u.py::b"]
+    assert changed["not_passed"]["guard-changed"]["tests"] == 2
+    assert [f["count"] for f in changed["findings"]] == [2, 1]   # tests, then the file
 
 
 def test_a_file_is_named_from_its_suite_root_wherever_the_run_starts(tmp_path, monkeypatch):
@@ -195,9 +301,11 @@ def test_a_file_is_named_from_its_suite_root_wherever_the_run_starts(tmp_path, m
     for where in (tmp_path, root / "tests"):
         monkeypatch.chdir(where)
         assert file_run.key(str(test)) == os.path.join("tests", "python", "ir", "test_x.py")
+    assert file_run.suite_root(str(test)) == str(root)
     (root / "pyproject.toml").write_text("[tool.ruff]\n")   # no pytest section: not a root
-    monkeypatch.chdir(root)
-    assert file_run.key(str(test)) == os.path.join("tests", "python", "ir", "test_x.py")
+    assert file_run.suite_root(str(test)) is None
+    monkeypatch.chdir(tmp_path)   # no root: named from here
+    assert file_run.key(str(test)) == os.path.join("tvm", "tests", "python", "ir", "test_x.py")
     assert not_passed.normalize("need nvcc >= 11.4") == "need nvcc >= 11.4"
     assert not_passed.normalize("assert 3 == 4 at 0xdeadbeef", numbers=True) == \
         "assert N == N at 0x?"

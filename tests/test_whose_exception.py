@@ -254,6 +254,36 @@ def test_our_bug_in_the_pass_guard_inside_a_nested_build_is_not_swallowed(monkey
     assert "structure.py" in result.violations[0].detail, result.violations[0].detail
 
 
+def test_tvm_failing_in_the_pass_guards_own_call_inside_a_nested_build_changes_nothing(
+        monkeypatch):
+    """TVM raising in the guard's own call (an identity map of a nested build's module) is
+    never raised into TVM, where FoldConstant would swallow it and fold nothing: the stage
+    runs as unguarded (the same folded module) and the failure is an `error` in the checks."""
+    real = structure.module_identity
+
+    def identity(mod):   # TVM refusing, for the nested build's TIR modules only
+        relax_functions = [f for _, f in mod.functions_items()
+                           if isinstance(f, loading.tvm().relax.Function)]
+        return real(mod) if relax_functions else tvm_raises()
+    plain = {}
+    PathRunner(Options(path="pass", sweep_pass="FoldConstant", sweep_point="legalized",
+                       checks=False, pass_guard=False), copier_table={},
+               observe=lambda name, before, after: plain.setdefault(name, after)).run(
+        _foldable_module(), Result("fold"))
+    monkeypatch.setattr(pass_guard, "structure", types.SimpleNamespace(
+        **{**vars(structure), "module_identity": identity}))
+    seen = {}
+    options = Options(path="pass", sweep_pass="FoldConstant", sweep_point="legalized")
+    runner = PathRunner(options, copier_table={},
+                        observe=lambda name, before, after: seen.setdefault(name, after))
+    result = runner.run(_foldable_module(), Result("fold"))
+    errors = [v for v in result.violations if v.detail.startswith("ValueError")]
+    assert errors and errors[0].kind == "error" and errors[0].phase == "checks", \
+        result.violations
+    assert "harness-error" not in [v.kind for v in result.violations], result.violations
+    assert structure.structural_equal(seen["pass:FoldConstant"], plain["pass:FoldConstant"])
+
+
 @pytest.mark.parametrize("fault", ["ours", "tvm"])
 def test_the_cross_release_comparison_raises_our_bug_and_reports_tvms(monkeypatch, tmp_path,
                                                                       fault):

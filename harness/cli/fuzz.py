@@ -17,7 +17,7 @@ from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_int
 from harness.options import Options
 from harness.oracles import roundtrip
-from harness.runner import reproducer
+from harness.runner import reproducer, reproducer_spec
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import calls, ir, loading
 from harness.tvmapi.inject import load_copier
@@ -147,7 +147,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
         outcome.failure, outcome.spec, outcome.door = result, spec, door
         violation = outcome.violation = news(result)[0]
         graph_options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
-        frontend = reproducer.template_of(violation) == "import"
+        frontend = reproducer_spec.template_of(violation) == "import"
         module = None if frontend else (
             to_relax(spec) if door == "relax" else calls.from_onnx(graphs.to_onnx(spec)))
         folder = os.path.join(out_dir, f"graph-{violation.kind}-{int(time.time())}")

@@ -10,13 +10,17 @@ and test outcomes to compare the guard against.
 
 What did not pass is counted by category and reason (harness.suite.not_passed: skipped,
 a missing package, a file that does not collect, a test failing on its own, a file
-killed at the time cap), in the summary and the final printout; a test that failed under
-the guard is run again without it (`--no-recheck`: not). `--exclude GLOB` leaves files
-out of the selection, counted in the summary by pattern. `--with PKG` adds a test
-dependency to the --set environment (what is not installed is counted as missing).
+killed at the time cap), in the summary and the final printout. What failed or was
+killed under the guard is run again without it (harness.suite.file_run; `--no-recheck`:
+not): a test that then passes, once more under the guard (failing again, the guard
+changed its outcome; passing, it is flaky), a killed file whole (completing, the guard
+caused the kill). `--exclude GLOB` leaves files out of the selection, counted in the
+summary by pattern. `--with PKG` adds a test dependency to the --set environment (what
+is not installed is counted as missing).
 
 Exit: the merged summary's (0 nothing new, 1 a finding the registry does not explain
-or a stale suite entry, 4 the guard failed); 2 when pytest refuses its arguments.
+or a stale suite entry, 4 the guard failed or changed a test's outcome, each named);
+2 when pytest refuses its arguments.
 """
 from __future__ import annotations
 
@@ -40,9 +44,6 @@ from harness.paths import REPO_ROOT
 from harness.suite import file_run, not_passed, summary
 from harness.verdict import EXIT_PASS, BadInput
 from harness.versions import envs
-
-# one file's run lives in harness.suite.file_run; these names stay readable from here
-COUNTS, CountsMissing, _counts = file_run.COUNTS, file_run.CountsMissing, file_run.counts
 
 
 def test_files(paths: list[str]) -> list[str]:
@@ -182,6 +183,8 @@ def _write(args, files: list[str], rows: list[dict], excluded: dict[str, int]) -
               f"here; {whole} files skipped whole, not collected or stopped):", file=sys.stderr)
     for text in summary.top_reasons(merged):
         print(f"  {text}", file=sys.stderr)
+    for item in merged["guard_changed"]:
+        print(f"harness-error: {summary.changed_text(item)}", file=sys.stderr)
     return merged["exit"] if not args.no_guard else EXIT_PASS
 
 
@@ -206,7 +209,8 @@ def register(sub) -> None:
                    help="leave out test files matching GLOB (from the suite's root, e.g. "
                         "'tests/python/contrib/*'; repeatable); counted in the summary")
     p.add_argument("--no-recheck", action="store_true",
-                   help="do not run a test that failed under the guard again without it")
+                   help="do not run what failed (a test) or was killed (a file) under the "
+                        "guard again without it")
     add_journal_options(p, "guard-suite-rows.jsonl", "this environment")
     add_shard_options(p, "test files")
     p.set_defaults(func=cmd_guard_suite, pytest_args=[], takes_pytest_args=True)

@@ -23,7 +23,7 @@ from harness.options import LAYOUTS, PATH_NAMES, Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.reduce.driver import BEST, RELAX_BEST, STATE, HarnessStopped, Reducer
 from harness.reduce.kinds import RelaxModule
-from harness.runner import reproducer
+from harness.runner import reproducer_spec
 from harness.signature import Pattern, Signature
 from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Outcome, Result
 
@@ -72,7 +72,7 @@ def reduce_case(case_name: str, options: Options, out_dir: str, budget: float,
     case = catalog.resolve(case_name)
     reduction_dir(out_dir, resume, fresh)
     if options.inject_pass:   # it is embedded in repro.py: refuse one that cannot be, first
-        reproducer.hook_file(options.inject_pass.rsplit(":", 1)[0])
+        reproducer_spec.hook_file(options.inject_pass.rsplit(":", 1)[0])
     reducer = Reducer(case.id, options, out_dir, budget, timeout)
     if resume and reducer.resume():
         model = reducer.best()

@@ -8,6 +8,11 @@ frontends too) is a module in this folder with one `Door` and its line in
 """
 from __future__ import annotations
 
+import os
+
+from harness.doors import python_file
+from harness.verdict import BadInput
+
 
 class Door:
     """One way into Relax. Subclasses set the attributes and override what differs."""
@@ -23,6 +28,18 @@ class Door:
     def claims(self, path: str) -> bool:
         """This file is this door's (by its suffix; a door may look inside, cheaply)."""
         return path.endswith(self.suffixes)
+
+    @staticmethod
+    def defines(path: str, name: str) -> bool:
+        """`path` is a .py file that binds `name` at module level (how a door that shares
+        .py files with others claims its own); a file that does not parse is no door's
+        here: the Relax door, asked last, names the syntax error."""
+        if not path.endswith(".py") or not os.path.isfile(path):
+            return False
+        try:
+            return name in python_file.top_level_names(python_file.parse(path))
+        except BadInput:
+            return False
 
     def validate(self, path: str) -> None:
         """Refuse a file this door cannot read, before any work: a BadInput naming the

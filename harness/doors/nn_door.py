@@ -20,12 +20,8 @@ modules (code compiled outside TVM) is `unsupported`.
 from __future__ import annotations
 
 import dataclasses
-import os
-import sysconfig
-import traceback
 
 from harness import classify
-from harness.classify import HARNESS
 from harness.doors import python_file
 from harness.doors.door import Door
 from harness.doors.torch_models import ExportRefused
@@ -33,8 +29,7 @@ from harness.tvmapi import nn_export
 from harness.verdict import BadInput, first_line
 
 MODEL, SPEC = "MODEL", "SPEC"   # the names a model file defines
-_STANDARD = tuple(os.path.realpath(path) + os.sep for path in
-                  {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
+STAGE = "load"   # what a HarnessBug of loading a model file names
 
 
 @dataclasses.dataclass(eq=False)
@@ -63,12 +58,7 @@ class NNDoor(Door):
 
     def claims(self, path: str) -> bool:
         """A .py that defines MODEL at module level (before the Relax door takes the rest)."""
-        if not path.endswith(".py") or not os.path.isfile(path):
-            return False
-        try:
-            return MODEL in python_file.top_level_names(python_file.parse(path))
-        except BadInput:
-            return False   # the Relax door, asked next, names the syntax error
+        return self.defines(path, MODEL)
 
     def validate(self, path: str) -> None:
         if MODEL not in python_file.top_level_names(python_file.parse(path)):
@@ -88,29 +78,28 @@ class NNDoor(Door):
             raise BadInput(f"{path} defines no `{SPEC}` and {type(model).__name__} has no "
                            "get_default_spec(); define SPEC = {method: {argument: "
                            "nn.spec.Tensor([...], dtype), ...}}")
-        try:
-            spec = nn_export.module_spec(
-                model, raw if raw is not None else nn_export.default_spec(model))
-        except Exception as exc:   # a spec that does not fit is the file's
-            if not isinstance(exc, nn_export.SpecMisfit) and classify.origin(exc) == HARNESS:
-                raise   # our own bug: a harness-error, never the file's fault
-            raise BadInput(f"{python_file.where(exc, path)}: the spec does not fit the model: "
-                           f"{first_line(exc)[:300]}") from None
-        loaded = NNModel(path, model, spec)
-        try:
-            loaded.first = _export(loaded)
-        except ExportRefused:
-            raise
-        except Exception as exc:   # decided here: the file's code, or TVM's
-            if classify.origin(exc) == HARNESS:
-                raise
-            where = _users_code(exc, path)
-            if where is None:
-                loaded.error = exc
+        try:   # a spec that does not fit is the file's (ours raising: a HarnessBug)
+            made = classify.Call.of(STAGE, _spec, model, raw, reraise=(nn_export.SpecMisfit,))
+            misfit = made.error
+        except nn_export.SpecMisfit as exc:
+            misfit = exc
+        if misfit is not None:
+            raise BadInput(f"{python_file.where(misfit, path)}: the spec does not fit the "
+                           f"model: {first_line(misfit)[:300]}") from None
+        loaded = NNModel(path, model, made.value)
+        exported = classify.Call.of(STAGE, _export, loaded, reraise=(ExportRefused,))
+        if exported.ok:
+            loaded.first = exported.value
+        else:   # TVM's (the import stage's finding), or the file's own code
+            owner, frame = classify.innermost_owner(exported.error)
+            if owner != classify.USER:
+                loaded.error = exported.error
             else:
-                raise BadInput(f"{where}: {first_line(exc)[:300]} (raised by the model's "
+                inside = python_file.where(exported.error, path)
+                where = inside if inside != path else f"{frame.filename}:{frame.lineno}"
+                raise BadInput(f"{where}: {exported.detail[:300]} (raised by the model's "
                                f"own code while export_tvm traced it); the model must export "
-                               "on its own (MODEL.export_tvm(SPEC))") from None
+                               "on its own (MODEL.export_tvm(SPEC))")
         return loaded
 
     def owns(self, model) -> bool:
@@ -130,6 +119,11 @@ class NNDoor(Door):
             "module = _model.export_tvm(_spec, allow_extern=True)[0]"])
 
 
+def _spec(model, raw):
+    """MODEL's ModuleSpec: SPEC, or the model's own (its code runs)."""
+    return nn_export.module_spec(model, raw if raw is not None else nn_export.default_spec(model))
+
+
 def _export(loaded: NNModel):
     module, extern = nn_export.export(loaded.model, loaded.spec)
     if extern:
@@ -137,23 +131,6 @@ def _export(loaded: NNModel):
                             "(nn.add_extern): code compiled outside TVM, which the harness "
                             "does not check")
     return module
-
-
-def _users_code(exc: BaseException, path: str) -> str | None:
-    """`FILE:LINE` of the user's code that raised `exc` (the file's line, or that of a module
-    of theirs it imports), or None when TVM raised it: decided by the innermost frame
-    outside the standard library, as harness.classify decides between TVM and us."""
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        filename = frame.filename
-        if filename.startswith("<frozen") or os.path.realpath(filename).startswith(_STANDARD):
-            continue
-        parts = filename.replace("\\", "/").split("/")
-        if "tvm" in parts or "tvm_ffi" in parts or filename == "<unknown>" \
-                or filename.endswith((".cc", ".h", ".cpp", ".pxi", ".pyx")):
-            return None
-        inside = python_file.where(exc, path)
-        return inside if inside != path else f"{filename}:{frame.lineno}"
-    return None
 
 
 DOOR = NNDoor()

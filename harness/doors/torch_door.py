@@ -133,14 +133,7 @@ class TorchDoor(Door):
 
     def claims(self, path: str) -> bool:
         """A .pt2, or a .py that defines `example_inputs` (any other .py is Relax's)."""
-        if path.endswith(".pt2"):
-            return True
-        if not path.endswith(".py") or not os.path.isfile(path):
-            return False
-        try:
-            return INPUTS in python_file.top_level_names(python_file.parse(path))
-        except BadInput:
-            return False   # the Relax door, asked next, names the syntax error
+        return path.endswith(".pt2") or self.defines(path, INPUTS)
 
     def validate(self, path: str) -> None:
         if path.endswith(".pt2"):

@@ -225,10 +225,9 @@ class TorchModel:
 
     def _export_program(self, path: str) -> None:
         import torch
-        built = classify.Call.of("export", self.build, reraise=(TorchUnavailable, OSError))
-        if not built.ok:   # code on the path that is not ours raised: as it is
-            raise built.error
-        model, inputs = built.value
+        # code on the path that is not ours raising is raised as it is
+        model, inputs = classify.Call.of("export", self.build,
+                                         reraise=(TorchUnavailable, OSError)).result()
         with torch.no_grad():
             program = torch.export.export(model, inputs)
         torch.export.save(program, path)

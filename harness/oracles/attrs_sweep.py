@@ -33,10 +33,7 @@ def _classified(constructor):
     """`constructor` (reflection's) for a strategy: TVM's refusal raises as it is (the row's
     `error`), our own exception leaves as a HarnessBug (harness-error)."""
     def make(*args):
-        made = classify.Call.of(STAGE, constructor, *args)
-        if not made.ok:
-            raise made.error
-        return made.value
+        return classify.Call.of(STAGE, constructor, *args).result()
     return make
 
 
@@ -94,7 +91,7 @@ class Row:
     type_key: str
     fields: list[str]
     examples: int = 0
-    verdict: str = "pass"      # pass | lossy-roundtrip | unhandled | error
+    verdict: Outcome = Outcome.PASS   # pass | lossy-roundtrip | unhandled | error
     detail: str = ""
     refused: int = 0           # generated values the constructor refused (not examples)
 
@@ -123,10 +120,8 @@ def round_trip_difference(obj, copiers=COPIERS) -> str | None:
         copied = classify.Call.of(STAGE, copier, obj)
         if not copied.ok:
             return f"{label} copy failed: {type(copied.error).__name__}: {copied.error}"
-        compared = classify.Call.of(STAGE, fieldwise.compare_attrs, obj, copied.value)
-        if not compared.ok:
-            raise compared.error   # TVM failing the comparison: the row's `error`, below
-        found = compared.value
+        # TVM failing the comparison is raised on: the row's `error`, below
+        found = classify.Call.of(STAGE, fieldwise.compare_attrs, obj, copied.value).result()
         if found:
             return f"{label}: {found[0]}: {found[1]}"
     return None
@@ -137,8 +132,8 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
     try:
         names, strategy = _fields_strategy(type_key)
     except Unhandled as exc:
-        return Row(type_key, [n for n, _ in reflection.fields_of_type(type_key)], 0, "unhandled",
-                   json.dumps(exc.schema))
+        return Row(type_key, [n for n, _ in reflection.fields_of_type(type_key)], 0,
+                   Outcome.UNHANDLED, json.dumps(exc.schema))
     row = Row(type_key, names)
     failures: list[str] = []
     refusals: list[str] = []
@@ -147,7 +142,7 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def prop(values):
-        made = classify.Call.of(STAGE, reflection.make_object, type_key, **values)
+        made = classify.Call.of(STAGE, lambda: reflection.make_object(type_key, **values))
         if not made.ok:       # TVM's constructor refused the value
             row.refused += 1
             refusals.append(made.detail)
@@ -165,16 +160,16 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
         else:
             prop()
     except AssertionError:
-        row.verdict, row.detail = "lossy-roundtrip", failures[-1] if failures else "?"
+        row.verdict, row.detail = Outcome.LOSSY_ROUNDTRIP, failures[-1] if failures else "?"
     except Unsatisfiable:
-        row.verdict = "unhandled"
+        row.verdict = Outcome.UNHANDLED
         row.detail = f"the constructor refused all {row.refused} generated values: " + \
             (refusals[-1] if refusals else "?")
     except Exception as exc:  # noqa: BLE001 - hypothesis re-raises what the property raised
         _raise_if_harness_bug(exc)   # ours, decided inside the property: harness-error
-        row.verdict, row.detail = "error", f"{type(exc).__name__}: {exc}"
+        row.verdict, row.detail = Outcome.ERROR, f"{type(exc).__name__}: {exc}"
     if row.verdict == Outcome.PASS and row.examples == 0:   # never a silent pass
-        row.verdict, row.detail = "unhandled", "no example was generated"
+        row.verdict, row.detail = Outcome.UNHANDLED, "no example was generated"
     return row
 
 

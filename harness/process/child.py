@@ -21,7 +21,7 @@ import time
 from harness import classify, doors
 from harness.catalog import cases as catalog
 from harness.options import Options
-from harness.runner import cross_release, reproducer
+from harness.runner import cross_release, reproducer, reproducer_spec
 from harness.runner.path_runner import PathRunner
 from harness.signature import Signature
 from harness.tvmapi import loading
@@ -85,7 +85,10 @@ def _reproduce(request: dict, model, options: Options, result: Result,
     harness-error beside the check's findings (never swallowed)."""
     try:
         written = classify.Call.of("reproducer", write_reproducer, request, model, options,
-                                   result, violation)
+                                   result, violation, reraise=(BadInput,))
+    except BadInput as refused:   # the user's hook file cannot be embedded: said, not ours
+        result.reproducer_error = str(refused)
+        return
     except classify.HarnessBug as bug:
         result.reproducer_error = str(bug)
         result.add(Violation(Outcome.HARNESS_ERROR, bug.stage, "(harness)", str(bug),
@@ -101,7 +104,7 @@ def write_reproducer(request: dict, model, options: Options, result: Result,
                      violation: Violation) -> str:
     """repro.py for `violation`. The module embedded is a fresh import of the model: the
     run may have mutated its own."""
-    frontend = reproducer.template_of(violation) == "import"
+    frontend = reproducer_spec.template_of(violation) == "import"
     return reproducer.write(
         request["out_dir"], violation=violation, options=options, versions=result.__dict__,
         command=request["command"], sizes=request["sizes"], deadline=request["deadline"],

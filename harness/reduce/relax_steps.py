@@ -55,7 +55,11 @@ def edit(reducer, module: RelaxModule, name: str, *args) -> RelaxModule | None:
         made = result.violations[0].one_line() if result.violations else result.verdict
         reducer.log(f"{what} made nothing: {made}")
         return None
-    return _taken(answer["path"], answer) if answer.get("path") else None
+    if not answer.get("path"):
+        if answer.get("reason"):   # TVM refused to read or write the module
+            reducer.log(f"{what} made nothing: {answer['reason']}")
+        return None
+    return _taken(answer["path"], answer)
 
 
 def to_relax(reducer, phase, model):
@@ -70,9 +74,10 @@ def to_relax(reducer, phase, model):
         task = {"task": "export", "out": os.path.join(reducer.out_dir, EDIT_OUT), "form": form}
         result = reducer.ask(source, task, f"writing the imported module as {form}")
         answer = result.task_output
-        if not answer or not answer.get("path"):
-            violation = result.violations[0].one_line() if result.violations else "?"
-            reasons.append(f"{form}: the module could not be written ({violation})")
+        if not answer or not answer.get("path"):   # TVM refused this form, or crashed
+            why = (answer or {}).get("reason") or \
+                (result.violations[0].one_line() if result.violations else "?")
+            reasons.append(f"{form}: the module could not be written ({why})")
             continue
         module = _taken(answer["path"], answer)
         if reducer.interesting(module):

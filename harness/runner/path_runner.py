@@ -182,6 +182,11 @@ class _Run:
         self.runner.emit({"event": "stage-end", **record.__dict__})
         if isinstance(ran, HarnessBug):
             raise ran   # ours: harness-error, once the stage is recorded as it ran
+        if guard.tvm_error is not None:   # TVM failing in the guard's own calls: the stage ran
+            error, at = guard.tvm_error
+            self.recorder.violate(Violation(Outcome.ERROR, stage.name, "(guard)",
+                                            classify.first_line(error), *(at or (None, None)),
+                                            phase=Phase.CHECKS))
         if not ran.ok:
             self.recorder.violate(Violation(Outcome.ERROR, stage.name, "(exception)", ran.detail,
                                             *(running or (None, None))))

@@ -7,8 +7,8 @@ door, as its check did), and the answer gives the written module's size.
 """
 from __future__ import annotations
 
-from harness import doors
-from harness.tvmapi import relax_edit
+from harness import classify, doors
+from harness.tvmapi import loading, relax_edit
 
 EDITS = {
     "cut": relax_edit.cut,
@@ -21,8 +21,15 @@ EDITS = {
 
 def run(task: dict, case) -> dict:
     """`export` writes the module the case's door imports; `edit` applies one edit to it
-    and writes the candidate (`path` None: the edit does not apply)."""
-    module = doors.to_relax(case.model())
+    and writes the candidate. `path` None: not this form, with TVM's `reason` where TVM
+    refused (to import the file, or to write the module in the asked form: the reducer
+    then tries the next form), or the edit does not apply. Our own exception leaves as
+    a HarnessBug (harness-error: the reduction stops)."""
+    imported = classify.Call.of("import", doors.to_relax, case.model(),
+                                reraise=(loading.TVMUnavailable, doors.TorchUnavailable))
+    if not imported.ok:
+        return {"path": None, "reason": f"TVM could not import it: {imported.detail[:300]}"}
+    module = imported.value
     if task["task"] == "export":
         label = "imported"
     elif task["task"] == "edit":
@@ -33,9 +40,13 @@ def run(task: dict, case) -> dict:
             return {"path": None, "label": label}
     else:
         raise ValueError(f"unknown task {task['task']!r}")
-    path = relax_edit.save(module, task["out"], task.get("form", "tvmscript"))
+    form = task.get("form", "tvmscript")
+    saved = classify.Call.of(relax_edit.STAGE, relax_edit.save, module, task["out"], form)
+    if not saved.ok:
+        return {"path": None, "label": label,
+                "reason": f"TVM could not write it as {form}: {saved.detail[:300]}"}
     bindings, elements = relax_edit.size(module)
-    return {"path": path, "bindings": bindings, "elements": elements,
+    return {"path": saved.value, "bindings": bindings, "elements": elements,
             "constants": len(relax_edit.constants(module)), "label": label}
 
 

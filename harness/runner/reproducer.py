@@ -2,18 +2,22 @@
 
 The script is standalone (tvm, tvm_ffi and numpy; onnx only when the failure is
 in the ONNX frontend and the input is a `model.onnx`). It embeds the module as
-TVMScript (the form TVM's own tests and upstream issues use), runs the stages
-before the failing one exactly as the harness's path defines them (each
-`Stage.call`: one spelled-out TVM call, not a second pipeline), then makes only
-the failing call(s): the pass or stage, the copy, the extraction or compile on
-the copy. Exit 1: reproduces, 0: does not, 2: cannot run here. Its header
-states the TVM and tvm-ffi versions, the command that produced it, and the
-original and reduced sizes.
+TVMScript (the form TVM's own tests and upstream issues use), or as JSON where its
+TVMScript does not round-trip on this TVM (harness.runner.embedding: a repro.py that
+cannot load its module reproduces nothing), runs the stages before the failing one
+exactly as the harness's path defines them (each `Stage.call`: one spelled-out TVM
+call, not a second pipeline), then makes only the failing call(s): the pass or
+stage, the copy, the extraction or compile on the copy. Exit 1: reproduces, 0: does
+not, 2: cannot run here. Its header states the TVM and tvm-ffi versions, the command
+that produced it, and the original and reduced sizes.
+
+What it says is decided once, as data (harness.runner.reproducer_spec: the spec,
+kept beside it as reproducer.json); `render` turns a spec into its text with no TVM,
+so `regenerate` gives a checked-in reproducer today's templates anywhere.
 """
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import re
@@ -21,54 +25,14 @@ import string
 
 from harness import doors
 from harness.options import Options
-from harness.tvmapi import copiers, targets
-from harness.tvmapi.pipelines import build
-from harness.verdict import BadInput, Outcome, Phase, Violation
+from harness.runner import embedding
+from harness.runner.reproducer_spec import spec_of, template_of
+from harness.verdict import BadInput, Phase, Violation
+
+# The writer's names its callers use (the spec's functions live in reproducer_spec).
+__all__ = ["regenerate", "render", "write"]
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
-
-COPY_CALLS = {
-    "deepcopy": "__import__('copy').deepcopy",
-    "json": "lambda mod: tvm.ir.load_json(tvm.ir.save_json(mod))",
-    "tvmscript": "lambda mod: tvm.script.from_source(mod.script(show_meta=True))",
-    None: "__import__('copy').deepcopy",
-}
-
-
-def hook_file(target: str) -> str:
-    """The source file of a hook's MODULE (or FILE.py), to embed it in a reproducer."""
-    if target.endswith(".py") or os.sep in target:
-        return target
-    spec = importlib.util.find_spec(target)
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        raise BadInput(f"cannot embed hook module {target!r} in a reproducer: no Python "
-                       "source file for it")
-    return spec.origin
-
-
-def _hooks_source(options: Options, copier: str | None) -> tuple[str, str | None]:
-    """The injected pass / copier hook file's text, embedded, and the copier name."""
-    files, lines = set(), []
-    if options.inject_pass:
-        path, name = options.inject_pass.rsplit(":", 1)
-        files.add(hook_file(path))
-        lines.append(f"_injected = HOOKS[{name!r}]\n"
-                     "INJECTED = _injected if isinstance(_injected, tvm.transform.Pass) else "
-                     "tvm.transform.module_pass(lambda m, _c: _injected(m), opt_level=0, "
-                     "name='injected')")
-    if copier:
-        path, expr = copier.split(":", 1)
-        files.add(hook_file(path))
-        lines.append(f"COPIERS_OVERRIDE = {{'json': eval({expr!r}, HOOKS)}}")
-    if not files:
-        return "", None
-    if len(files) > 1:
-        raise BadInput("an injected pass and a copier must come from the same file to be "
-                       "embedded in one reproducer")
-    with open(files.pop()) as handle:
-        text = handle.read()
-    return ("\n# The user's hook file, embedded.\nHOOKS = {}\nexec(compile("
-            f"{text!r}, 'hooks', 'exec'), HOOKS)\n" + "\n".join(lines) + "\n"), "json"
 
 
 def _literal(text: str) -> str:
@@ -78,74 +42,6 @@ def _literal(text: str) -> str:
         if quotes not in text and not text.endswith(quotes[0]) and not escaped_end:
             return f"r{quotes}\n{text}\n{quotes}"
     return repr(text)
-
-
-def stage_lines(options: Options, until: str) -> str:
-    """The path's stages up to `until`, as `(name, lambda mod: CALL)` lines, from the
-    same definitions the runner uses."""
-    lines = []
-    for stage in build(options).stages:
-        lines.append(f"    ({stage.name!r}, lambda mod: {stage.call}),")
-        if stage.name == until:
-            break
-    return "\n".join(lines)
-
-
-def copier_of(violation: Violation) -> str | None:
-    """The built-in copier a lossy-roundtrip violation was seen with (None: the default)."""
-    return violation.copier if violation.copier in COPY_CALLS else None
-
-
-def template_of(violation: Violation) -> str:
-    """Which MAIN template reproduces this violation."""
-    if violation.stage == "import" and violation.phase == Phase.STAGE:
-        return "import"      # the ONNX frontend itself failed: the input is model.onnx
-    if violation.kind in (Outcome.CRASH, Outcome.TIMEOUT):
-        return "process"
-    if violation.kind == Outcome.MUTATED:
-        return "mutated"
-    if violation.kind == Outcome.LOSSY_ROUNDTRIP and violation.phase == Phase.COPY:
-        return "lossy-roundtrip"
-    return "error"           # any other exception: the phase's failing call raises
-
-
-def spec_of(*, violation: Violation, options: Options, versions: dict, command: str,
-            script: str | None, sizes: str = "", copier_hook: str | None = None,
-            title: str = "", deadline: float = 900.0, recipe: str | None = None,
-            loader: str = "onnx", frontend: str = "ONNX") -> dict:
-    """Everything a reproducer says, as data: render() turns it into repro.py, and a
-    checked-in reproducer keeps it beside itself (NAME.json) so it can be regenerated
-    when a template changes. `script` is the module's TVMScript (None: the ONNX model, or
-    with `recipe`, the PyTorch door's model: the source that builds and exports it);
-    `loader` and `frontend` are what the model's door says (Door.reproducer, .frontend)."""
-    stage = violation.stage
-    if stage == "(whole path)":
-        stage = build(options).stages[0].name
-    template = template_of(violation)
-    hooks, _ = _hooks_source(options, copier_hook if violation.phase == Phase.COPY else None)
-    # the pass sweep copies the pass's output; every other path the stage's input
-    copy_output = options.path == "pass" and violation.copied == "output"
-    lines = stage_lines(options, stage) if template != "import" else ""
-    return {
-        "template": template, "phase": violation.phase,
-        "loader": loader if template == "import" or script is None else "tvmscript",
-        "recipe": (recipe or "").splitlines(), "frontend": frontend,
-        "script": (script or "").splitlines(), "hooks": hooks.splitlines(),
-        "title": title or f"{violation.kind} at {violation.where()}",
-        "violation": violation.one_line().replace('"""', "'''"),
-        "tvm_version": str(versions.get("tvm_version")),
-        "tvm_ffi_version": str(versions.get("tvm_ffi_version")),
-        "command": command, "sizes": sizes or "(not reduced)",
-        "target": targets.target_dict(options.target, options.num_cores) if lines else {},
-        "path": options.path, "stages": lines.splitlines(),
-        "copy_call": "COPIERS_OVERRIDE['json']" if copier_hook
-        else COPY_CALLS[copier_of(violation)],
-        "stage": stage, "pass_name": violation.pass_name,
-        "where": stage if violation.phase == Phase.STAGE else f"{stage} ({violation.phase})",
-        "exact_json": copier_of(violation) != "tvmscript", "deadline": deadline,
-        "hang": violation.kind == Outcome.TIMEOUT, "copy_output": copy_output,
-        "what": "the output" if copy_output else "the input",
-    }
 
 
 @functools.cache
@@ -223,6 +119,7 @@ def _values(spec: dict, stages: list[tuple[str, str]]) -> dict:
         **spec, "stage_repr": repr(spec["stage"]), "pass_name_repr": repr(spec["pass_name"]),
         "deadline": f"{spec['deadline']:g}",
         "script": _literal("\n".join(spec["script"]).strip()),
+        "loader_note": spec.get("loader_note", ""),   # older specs: TVMScript, no note
         "recipe": "\n".join("        " + line for line in spec.get("recipe", [])),
         "frontend": spec.get("frontend", "ONNX"),
         "prepared": "prepare(load())" if before else "load()",
@@ -267,9 +164,9 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
 
 def _without_literals(values: dict, load: str) -> str:
     """load()'s text without the embedded module or model source (as `_values` wrote them
-    into it): what they hold is not code of the reproducer's (a TVMScript string naming
-    `relax.nn.conv2d` needs no import)."""
-    for literal in (values["script"], values["recipe"]):
+    into it), nor the comment on why the module is JSON: what they hold is not code of the
+    reproducer's (a TVMScript string naming `relax.nn.conv2d` needs no import)."""
+    for literal in (values["script"], values["recipe"], values["loader_note"]):
         if literal.strip():
             load = load.replace(literal, "")
     return load
@@ -304,16 +201,17 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
           deadline: float = 900.0) -> str:
     """Write repro.py and its spec (reproducer.json; and model.onnx for an ONNX frontend
     failure); return repro.py's path. `deadline`: how long a crash or hang reproducer
-    waits for the failing call."""
+    waits for the failing call. The module goes in as TVMScript, or as JSON where its
+    TVMScript does not round-trip (embedding.embed decides; our own bug there raises)."""
     os.makedirs(out_dir, exist_ok=True)
     frontend = template_of(violation) == "import"
-    script = copiers.tvmscript(module).strip() if module is not None and not frontend else None
-    door = doors.of_model(model) if script is None else None   # repro.py loads the model
+    embedded = embedding.embed(module) if module is not None and not frontend else None
+    door = doors.of_model(model) if embedded is None else None   # repro.py loads the model
     if door is not None and door.reproducer == "onnx":
         import onnx
         onnx.save(model, os.path.join(out_dir, "model.onnx"))
     spec = spec_of(violation=violation, options=options, versions=versions, command=command,
-                   script=script, sizes=sizes, copier_hook=copier_hook, title=title,
+                   embedded=embedded, sizes=sizes, copier_hook=copier_hook, title=title,
                    deadline=deadline, recipe=door.recipe(model) if door else None,
                    **({"loader": door.reproducer, "frontend": door.frontend} if door else {}))
     with open(os.path.join(out_dir, "reproducer.json"), "w") as handle:

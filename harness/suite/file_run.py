@@ -6,9 +6,16 @@ hole in the count: the file gets a record line saying so (`time-cap`, `crashed`,
 test that was running from the plugin's running-<worker>.txt). A conftest.py that cannot
 be imported stops pytest before any test with its usage-error status: the file's line
 says `error` with the import's error line, where a real usage error (bad pytest
-arguments) stops the whole run. A test that failed under the guard is run again without
-it (`recheck`), so the summary tells TVM's test failing on its own from the guard
-changing an outcome.
+arguments) stops the whole run.
+
+What did not pass under the guard is run again, so the summary tells TVM's (or its
+test's) doing from the guard's (not_passed.py): a test that failed is run again without
+the guard; one that then passes, once more under it (failing again: the guard changed
+its outcome, a harness error; passing: flaky). A file killed under the guard (time cap,
+signal) is run again whole without it, with the same cap: completing, the guard caused
+the kill (a harness error); killed again, it is the file's own. Only what did not pass
+is run again, each at most twice; the re-runs' records stay in hidden folders, out of
+the summary, which reads only their `rechecked` lines.
 """
 from __future__ import annotations
 
@@ -21,14 +28,16 @@ import shutil
 import signal
 import time
 
-from harness import jsonl
 from harness.process import isolate
 from harness.suite import not_passed, summary
 from harness.verdict import BadInput
 
 PYTEST_USAGE_ERROR = 4
 COUNTS = "counts.json"   # what each file's pytest writes (--harness-guard-counts)
-RECHECK = ".recheck"     # hidden from summary.read: the re-run's own records
+# hidden from summary.read: the re-runs' own records
+RECHECK = ".recheck"     # failed tests, without the guard
+REGUARD = ".reguard"     # those that then passed, under the guard once more
+REFILE = ".refile"       # a file killed under the guard, whole, without it
 _PYTEST_CONFIGS = (("pytest.ini", ""), (".pytest.ini", ""), ("pyproject.toml", "[tool.pytest"),
                    ("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]"))
 
@@ -117,12 +126,12 @@ def _stopped_early(path: str, folder: str, returncode: int | None, timed_out: bo
     during = f" while running {running}" if running else " before its first test"
     ended = os.path.exists(os.path.join(folder, COUNTS))
     if timed_out:
-        return {"collector": key(path), "outcome": not_passed.TIME_CAP,
+        return {"collector": key(path), "outcome": not_passed.TIME_CAP, "running": running,
                 "reason": f"killed at the {settings.file_timeout:g} s time cap{during}"}
     if returncode is not None and returncode < 0:
         name = signal.Signals(-returncode).name if -returncode in signal.valid_signals() \
             else f"signal {-returncode}"
-        return {"collector": key(path), "outcome": not_passed.CRASHED,
+        return {"collector": key(path), "outcome": not_passed.CRASHED, "running": running,
                 "reason": f"pytest died of {name}{during}"}
     if returncode == PYTEST_USAGE_ERROR and not ended:
         log = _log_tail(output_path)
@@ -131,7 +140,7 @@ def _stopped_early(path: str, folder: str, returncode: int | None, timed_out: bo
         return {"collector": key(path), "outcome": "error",
                 "reason": not_passed.first_error_line(log)}
     if not ended and running is not None:   # a test (or an import) ended the process
-        return {"collector": key(path), "outcome": not_passed.CRASHED,
+        return {"collector": key(path), "outcome": not_passed.CRASHED, "running": running,
                 "reason": f"pytest exited {returncode} without ending its session{during}"}
     return None
 
@@ -149,31 +158,68 @@ def counts(folder: str, returncode: int | None, output_path: str) -> dict[str, i
                         f"harness.suite.plugin loaded? its output: {output_path}")
 
 
-def _recheck(path: str, folder: str, settings: Settings) -> float:
-    """Run the file's failed tests again without the guard (not those that failed for
-    want of something here: a package, the network); their outcomes become `rechecked`
-    lines. The seconds it took."""
+def _rerun(path: str, tests: list[str] | None, folder: str, settings: Settings,
+           guarded: bool) -> tuple[dict[str, dict], dict | None]:
+    """Run `tests` of the file (None: all of it) again in `folder`, guarded or not, with
+    the same time cap: {test: its record line}, and the line saying its pytest stopped
+    early (None: it ended its session)."""
+    os.makedirs(folder, exist_ok=True)
+    targets = [path] if tests is None else \
+        [f"{path}::{test.split('::', 1)[1]}" for test in tests]
+    output_path = os.path.join(folder, "pytest.log")
+    returncode, timed_out = isolate.run_command(
+        _argv(settings, targets, folder, guarded, True), output_path, settings.file_timeout,
+        env=settings.env)
+    stopped = _stopped_early(path, folder, returncode, timed_out, settings, output_path)
+    return {line["test"]: line for line in summary.tests_of(summary.read([folder]))}, stopped
+
+
+def _recheck_file(path: str, folder: str, settings: Settings) -> dict[str, dict]:
+    """A file killed under the guard, run again whole without it: a `rechecked` line for
+    the file (`completed`, or how it stopped again). Its tests' unguarded records."""
+    records, stopped = _rerun(path, None, os.path.join(folder, REFILE), settings, False)
+    again = {"outcome": not_passed.COMPLETED, "reason": "ended its session without the guard"}
+    if stopped:
+        again = {"outcome": stopped["outcome"], "reason": stopped["reason"]}
+    _write_lines(folder, "rechecked", [{"rechecked": key(path), **again}])
+    return records
+
+
+def _recheck(path: str, folder: str, settings: Settings, unguarded: dict[str, dict]) -> None:
+    """The file's failed tests (not those that failed for want of something here: a
+    package, the network) run again without the guard (unless `unguarded`, the file's
+    whole re-run, has them), and those that then passed once more under it: a `rechecked`
+    line each, with `guarded_again` for the second guarded run."""
     failing = [line["test"] for line in summary.tests_of(summary.read([folder]))
                if line["outcome"] in not_passed.FAILING and "::" in line["test"]
                and not not_passed.not_here(line.get("reason", ""))]
-    if not failing:
-        return 0.0
-    again = os.path.join(folder, RECHECK)
-    os.makedirs(again, exist_ok=True)
-    targets = [f"{path}::{test.split('::', 1)[1]}" for test in failing]
-    begun = time.monotonic()
-    isolate.run_command(_argv(settings, targets, again, False, False),
-                        os.path.join(again, "pytest.log"), settings.file_timeout,
-                        env=settings.env)
-    lines = [{"rechecked": line["test"], "outcome": line["outcome"],
-              **({"reason": line["reason"]} if line.get("reason") else {})}
-             for line in summary.tests_of(jsonl.read(summary.records_path(again, "main")))]
-    _write_lines(folder, "rechecked", lines)
-    return time.monotonic() - begun
+    missing = [test for test in failing if test not in unguarded]
+    if missing:
+        unguarded = {**unguarded, **_rerun(path, missing, os.path.join(folder, RECHECK),
+                                           settings, False)[0]}
+    passed = [test for test in failing if test in unguarded
+              and unguarded[test]["outcome"] not in not_passed.FAILING]
+    again, stopped = _rerun(path, passed, os.path.join(folder, REGUARD), settings, True) \
+        if passed else ({}, None)
+    lines = []
+    for test in (test for test in failing if test in unguarded):
+        line = {"rechecked": test, "outcome": unguarded[test]["outcome"],
+                **({"reason": unguarded[test]["reason"]} if unguarded[test].get("reason")
+                   else {})}
+        if test in passed:   # its second run under the guard, or how that run stopped
+            second = again.get(test) or stopped or {
+                "outcome": "error", "reason": "the guarded re-run did not record it"}
+            line["guarded_again"] = second["outcome"]
+            if second.get("reason"):
+                line["guarded_again_reason"] = second["reason"]
+        lines.append(line)
+    if lines:
+        _write_lines(folder, "rechecked", lines)
 
 
 def run(path: str, settings: Settings) -> dict:
-    """Run one test file; its row (returncode, timed_out, seconds, counts, recorded)."""
+    """Run one test file; its row (returncode, timed_out, seconds, recheck_seconds, counts,
+    recorded)."""
     folder = os.path.join(settings.out, "files", slug(path))
     if os.path.isdir(folder):   # a rerun replaces the file's earlier records
         shutil.rmtree(folder)
@@ -187,8 +233,12 @@ def run(path: str, settings: Settings) -> dict:
     if stopped:
         _write_lines(folder, "file", [stopped])
     counted = {} if stopped else counts(folder, returncode, output_path)
-    recheck_seconds = _recheck(path, folder, settings) \
-        if settings.guarded and settings.recheck else 0.0
+    recheck_begun = time.monotonic()
+    if settings.guarded and settings.recheck:
+        killed = stopped is not None and stopped["outcome"] in not_passed.STOPPED
+        _recheck(path, folder, settings,
+                 _recheck_file(path, folder, settings) if killed else {})
+    recheck_seconds = time.monotonic() - recheck_begun
     return {"file": path, "returncode": returncode, "timed_out": timed_out,
             "seconds": round(time.monotonic() - begun, 2),
             "recheck_seconds": round(recheck_seconds, 2), "counts": counted,

@@ -15,12 +15,19 @@ failure or of a file pytest could not collect), and `tally` groups them:
   failed              a test failing (or erroring in setup) on its own: it failed again
                       when run without the guard, or the run was not guarded
   failed-unrechecked  failed under the guard and was not run again without it
-  passes-unguarded    failed under the guard, passed without it: the guard changed its
-                      outcome (the guard's bug), or the test is flaky
-  time-cap            a file whose pytest was killed at --file-timeout
-  crashed             a file whose pytest died of a signal (the kernel's OOM killer too)
+  flaky               failed under the guard, passed without it, and passed under the guard
+                      when run once more: the test's own flakiness, not a harness error
+  guard-changed       the guard's doing, a harness error (the summary's status, exit 4): a
+                      test that failed under the guard, passed without it and failed under
+                      it again; or a file killed under the guard (time cap, signal) whose
+                      pytest completed when run again without it
+  time-cap            a file whose pytest was killed at --file-timeout (again without the
+                      guard too, or not run again)
+  crashed             a file whose pytest died of a signal (the kernel's OOM killer too), or
+                      ended without ending its session (again without the guard too)
 
-The first five are "cannot run here" or TVM's own: none is the guard's finding. The rule is
+None is a finding of the guard: the first three cannot run here, the rest but one are TVM's
+or its test's own, and guard-changed is the harness's own error (summary.py). The rule is
 the table below, on the first error line only, so a report reads why each was put where.
 """
 from __future__ import annotations
@@ -29,10 +36,10 @@ import re
 
 SKIPPED, MISSING_PACKAGE, NEEDS_NETWORK = "skipped", "missing-package", "needs-network"
 CANNOT_COLLECT, FAILED = "cannot-collect", "failed"
-FAILED_UNRECHECKED, PASSES_UNGUARDED = "failed-unrechecked", "passes-unguarded"
+FAILED_UNRECHECKED, FLAKY, GUARD_CHANGED = "failed-unrechecked", "flaky", "guard-changed"
 TIME_CAP, CRASHED = "time-cap", "crashed"
 CATEGORIES = (SKIPPED, MISSING_PACKAGE, NEEDS_NETWORK, CANNOT_COLLECT, FAILED,
-              FAILED_UNRECHECKED, PASSES_UNGUARDED, TIME_CAP, CRASHED)
+              FAILED_UNRECHECKED, FLAKY, GUARD_CHANGED, TIME_CAP, CRASHED)
 NOT_HERE = (SKIPPED, MISSING_PACKAGE, NEEDS_NETWORK)   # cannot run here
 MEANING = {SKIPPED: "cannot run here: the test skipped itself",
            MISSING_PACKAGE: "cannot run here: a package or library is missing",
@@ -40,11 +47,14 @@ MEANING = {SKIPPED: "cannot run here: the test skipped itself",
            CANNOT_COLLECT: "TVM's test file does not collect here",
            FAILED: "TVM's test fails on its own (unguarded too)",
            FAILED_UNRECHECKED: "failed under the guard, not run again without it",
-           PASSES_UNGUARDED: "failed under the guard, passed without it: the guard's doing, "
-                             "or a flaky test",
+           FLAKY: "failed under the guard, passed without it and under it again: flaky",
+           GUARD_CHANGED: "the guard changed the outcome (not without it): a harness error",
            TIME_CAP: "the file's pytest was killed at the time cap",
            CRASHED: "the file's pytest died of a signal"}
 FAILING = ("failed", "error")   # the outcomes of a test that did not pass
+NOT_FAILING = ("passed", "skipped", "xfailed", "xpassed")   # a test that ran and did not fail
+STOPPED = (TIME_CAP, CRASHED)   # a file's pytest killed: run again unguarded (file_run.py)
+COMPLETED = "completed"         # the outcome of such a re-run that ended its session
 OWN_MODULES = ("tvm", "tvm_ffi")   # a missing one of these is the test's, not this machine's
 
 _MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
@@ -105,12 +115,15 @@ def not_here(reason: str) -> str | None:
     return next((category for category, rule in _NOT_HERE_RULES if rule.search(reason)), None)
 
 
-def category_of(line: dict, rechecked: dict[str, str]) -> str | None:
+def category_of(line: dict, rechecked: dict[str, dict]) -> str | None:
     """The category of one record line (a test's, or a file's or collector's), None when
-    it passed. `rechecked`: {test: outcome} of failed tests run again without the guard."""
+    it passed. `rechecked`: {test or file: its `rechecked` line} of what failed (or was
+    killed) under the guard and was run again without it (and, a test that then passed,
+    once more under it: `guarded_again`)."""
     outcome, reason = line.get("outcome", ""), line.get("reason", "")
-    if outcome in (TIME_CAP, CRASHED):
-        return outcome
+    if outcome in STOPPED:
+        again = rechecked.get(line.get("collector", ""), {})
+        return GUARD_CHANGED if again.get("outcome") == COMPLETED else outcome
     if outcome == "skipped":
         return SKIPPED
     if outcome not in FAILING:
@@ -124,15 +137,46 @@ def category_of(line: dict, rechecked: dict[str, str]) -> str | None:
     again = rechecked.get(line["test"])
     if again is None:
         return FAILED_UNRECHECKED
-    return FAILED if again in FAILING else PASSES_UNGUARDED
+    if again.get("outcome") in FAILING:
+        return FAILED
+    # passed without the guard: flaky only when it passed under the guard once more
+    return FLAKY if again.get("guarded_again") in NOT_FAILING else GUARD_CHANGED
+
+
+def _rechecked(lines: list[dict]) -> dict[str, dict]:
+    return {line["rechecked"]: line for line in lines if "rechecked" in line}
+
+
+def guard_changed(lines: list[dict]) -> list[dict]:
+    """What the guard changed, one entry per test or file: {file, test (for a file, the
+    test that was running; '' before its first), what (one line, the same for every
+    test, resp. every file), how (the reasons)}."""
+    rechecked, found = _rechecked(lines), []
+    for line in lines:
+        if "rechecked" in line or category_of(line, rechecked) != GUARD_CHANGED:
+            continue
+        if "test" in line:
+            again = rechecked[line["test"]]
+            second = again.get("guarded_again") or "not run"
+            found.append({"file": line["test"].split("::")[0], "test": line["test"],
+                          "what": "the guard changed a test's outcome: it failed under the "
+                                  "guard, passed without it and did not pass under it again",
+                          "how": f"under the guard: {line.get('reason', '')}; once more "
+                                 f"under it: {second} {again.get('guarded_again_reason', '')}"
+                                 .strip()})
+        else:
+            found.append({"file": line["collector"], "test": line.get("running", ""),
+                          "what": "the guard changed a file's outcome: its pytest was "
+                                  "killed under the guard and completed without it",
+                          "how": f"under the guard: {line.get('reason', '')}"})
+    return found
 
 
 def tally(lines: list[dict]) -> dict[str, dict]:
     """{category: {tests, files, reasons: [{reason, tests, files, example}]}}, categories in
     CATEGORIES order, most frequent reason first. `tests` counts tests (a collector's or a
     file's line counts none), `files` the distinct test files."""
-    rechecked = {line["rechecked"]: line.get("outcome", "") for line in lines
-                 if "rechecked" in line}
+    rechecked = _rechecked(lines)
     groups: dict[tuple[str, str], dict] = {}
     for line in lines:
         if "rechecked" in line:

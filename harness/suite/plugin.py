@@ -13,8 +13,9 @@ Each line keeps the test's outcome and, when it did not pass, pytest's reason (n
 counts them by reason), and a file pytest could not collect or skipped whole is a line of
 its own (`collector`): what cannot run here is counted, never silently dropped.
 `--harness-guard-outcomes` writes the same lines without the guard (guard-suite's
-`--no-guard`, and its re-run of failed tests). OUT/running-<worker>.txt names the test
-running now, so a pytest killed at a time cap says which test hung.
+`--no-guard`, and its unguarded re-runs of failed tests and killed files).
+OUT/running-<worker>.txt names the test running now, so a pytest killed at a time cap
+says which test hung.
 `--harness-guard-counts FILE` (guarded or not) writes the session's test outcome counts
 as JSON, so `guard-suite` reads them as data instead of parsing pytest's summary line.
 """

@@ -3,12 +3,15 @@
 The records are OUT/records-*.jsonl, one file per pytest process (xdist workers each
 write their own), one line per test; besides them, a line per collector pytest could not
 collect or skipped whole (`collector`), per file killed at its time cap or by a signal
-(`collector`, written by guard-suite) and per failed test run again unguarded
-(`rechecked`). Findings are grouped by signature (kind, pass, normalized message): one
-row per distinct finding with its count, one example test and the registry's reading.
-What did not pass is counted by category and reason (not_passed.py), beside the findings
-and never among them. Used by the plugin at the end of a session and by `guard-suite`,
-which merges the folders of its per-file runs.
+(`collector`, written by guard-suite) and per failed test or killed file run again
+unguarded (`rechecked`). Findings are grouped by signature (kind, pass, normalized
+message): one row per distinct finding with its count, one example test and the
+registry's reading. What did not pass is counted by category and reason (not_passed.py),
+beside the findings and never among them; but what the guard changed (a test failing only
+under it, a file killed only under it) is the harness's own error: a `harness-error`
+finding each, the summary's status (exit 4), and every such test named (`guard_changed`).
+Used by the plugin at the end of a session and by `guard-suite`, which merges the folders
+of its per-file runs.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from harness import jsonl
 from harness.catalog import known_issues
 from harness.signature import Signature
 from harness.suite import not_passed
-from harness.verdict import Outcome, Violation, reading
+from harness.verdict import Outcome, Phase, Violation, reading
 
 RECORDS = "records-*.jsonl"
 
@@ -59,15 +62,26 @@ class Finding:
     reference: str = ""
 
 
+def _changed(item: dict) -> tuple[str, Violation]:
+    """An outcome the guard changed, as the harness error it is (never judged by the
+    registry): the first line of its detail is its signature's message, the same for
+    every test (resp. file), the second names it."""
+    where = item["test"] or item["file"]
+    return where, Violation(Outcome.HARNESS_ERROR, known_issues.SUITE_PATH, "(outcome)",
+                            f"{item['what']}\n{where}: {item['how']}", phase=Phase.CHECKS)
+
+
 def summarize(lines: list[dict]) -> dict:
-    """Totals, distinct findings, what did not pass by reason and the registry's verdict,
-    as JSON."""
+    """Totals, distinct findings, what did not pass by reason, what the guard changed and
+    the registry's verdict, as JSON."""
     versions = next(({"tvm_version": line.get("tvm_version"),
                       "tvm_ffi_version": line.get("tvm_ffi_version")}
                      for line in lines if line.get("tvm_version")), {})
     everything, lines = lines, tests_of(lines)
     findings = [(line["test"], Violation.from_json(raw))
                 for line in lines for raw in line["violations"]]
+    changed = not_passed.guard_changed(everything)
+    findings += [_changed(item) for item in changed]
     # an unguarded test saw no pass: it can neither show nor fail to show a finding
     guarded = [line["test"] for line in lines if line.get("guarded", True)]
     judgement = known_issues.judge_suite(findings, guarded, versions)
@@ -97,7 +111,7 @@ def summarize(lines: list[dict]) -> dict:
         "versions": versions,
         "guarded": not everything or any(line.get("guarded", True) for line in everything),
         "tests": len(lines), "outcomes": counted, "collectors": collectors,
-        "not_passed": not_passed.tally(everything),
+        "not_passed": not_passed.tally(everything), "guard_changed": changed,
         "pass_applications": sum(line.get("passes", 0) for line in lines),
         "distinct_passes": len(distinct_passes), "passes": distinct_passes,
         "modules_copied": sum(line.get("modules_copied", 0) for line in lines),
@@ -146,6 +160,12 @@ def _reason_rows(summary: dict) -> list[tuple[str, dict]]:
             for group in entry["reasons"]]
 
 
+def changed_text(item: dict) -> str:
+    """One line naming an outcome the guard changed: the file, the test, why."""
+    return (f"{item['file']}, test {item['test'] or '(none started)'}: {item['what']}; "
+            f"{item['how']}")
+
+
 def _title(summary: dict) -> str:
     return "Guarded test suite" if summary.get("guarded", True) else "Test suite, not guarded"
 
@@ -164,6 +184,9 @@ def markdown(summary: dict) -> str:
     if summary["stale"]:
         lines += ["", "## Stale registry entries (they no longer happen)", ""]
         lines += [f"- [{item['entry']}] {item['reference']}" for item in summary["stale"]]
+    if summary.get("guard_changed"):
+        lines += ["", "## The guard changed these outcomes (harness errors)", "",
+                  *[f"- {changed_text(item)}" for item in summary["guard_changed"]]]
     if summary.get("not_passed"):
         lines += ["", "## Not passed, by reason (none of them a guard finding)", "",
                   *[f"- {category}: {entry['tests']} tests, {entry['files']} files: "
@@ -189,7 +212,15 @@ def html_page(summary: dict) -> str:
             "vertical-align:top}.new td:first-child{color:#b00;font-weight:bold}"
             f"</style><h1>{_title(summary)}: {html.escape(summary['status'])}</h1>"
             f"<p>{html.escape(headline(summary))}</p><table><tr><th>status<th>signature"
-            f"<th>count<th>example<th>entry</tr>{rows}</table>{_reasons_html(summary)}")
+            f"<th>count<th>example<th>entry</tr>{rows}</table>{_changed_html(summary)}"
+            f"{_reasons_html(summary)}")
+
+
+def _changed_html(summary: dict) -> str:
+    items = "".join(f"<li>{html.escape(changed_text(item))}"
+                    for item in summary.get("guard_changed", []))
+    return f"<h2>The guard changed these outcomes (harness errors)</h2><ul>{items}</ul>" \
+        if items else ""
 
 
 def _reasons_html(summary: dict) -> str:

@@ -8,7 +8,9 @@ of the harness out of TVM). One module a job:
   reflection  attrs types, fields and schemas, object builders for the attrs sweep;
   ir          walking and building Relax IR the same way on every release;
   errors      what TVM's error texts mean (the frontend refusing an operator);
-  targets     targets as users write them, made into what a release accepts;
+  targets     targets as users write them, made into what a release accepts, and the
+              probe of what compiles here (a code generator or toolchain missing);
+  nn_export   relax.frontend.nn models exported as MLC-LLM exports them;
   calls       the calls paths make (passes by name, extraction, tuning, compile);
   pipelines   the paths as named stages; passes: every registered pass;
   pass_guard  the per-pass instrument; context_hook: that instrument in every

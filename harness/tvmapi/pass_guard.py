@@ -26,7 +26,9 @@ its outer pass ends (then it is closed as `raised`), so a crash in that outer pa
 between is reported at the pass that raised last. For the same reason the guard's own bug
 is never raised into TVM (FoldConstant's nested build would swallow it, fold nothing, and
 the run would silently differ: measured): it is kept as `bug`, the guard stops, and the
-runner raises it once the stage ends (harness-error).
+runner raises it once the stage ends (harness-error). TVM failing in the guard's own calls
+is kept the same way (`tvm_error`) and reported after the stage (an `error` in the checks),
+so the stage itself runs as it would unguarded.
 """
 from __future__ import annotations
 
@@ -118,13 +120,14 @@ class PassGuard:
         # (module, its hash) a no-op pass handed on, kept only until the next pass starts
         self.last_hashed: tuple | None = None
         self.bug: HarnessBug | None = None   # ours, in a callback: kept, never raised into TVM
+        self.tvm_error: tuple | None = None  # (TVM's exception in our calls, the pass running)
 
     # ---- the stage around the passes --------------------------------------
 
     def begin_stage(self, name: str, watched: list[Watched]) -> None:
         self.stage, self.watched = name, watched
         self.records, self.stack, self.findings, self.counter = [], [], [], 0
-        self.last_hashed, self.bug = None, None
+        self.last_hashed, self.bug, self.tvm_error = None, None, None
 
     def running(self) -> tuple[str, int] | None:
         """(name, index) of the innermost pass still running (after an exception)."""
@@ -224,9 +227,11 @@ class PassGuard:
         os.replace(partial, self.crash_input_path)
 
     def _from_tvm(self, step, mod, info) -> None:
-        """One callback from inside TVM: our exception is kept (`bug`) and the guard stops;
-        TVM's in the guard's own calls is raised on, as it always was."""
-        if self.bug is not None:
+        """One callback from inside TVM. Nothing is raised into TVM (a pass catching it,
+        as FoldConstant's nested build does, would run differently than unguarded): our
+        exception is kept (`bug`), TVM's in the guard's own calls too (`tvm_error`, with
+        the pass running), and the guard stops for the rest of the stage."""
+        if self.bug is not None or self.tvm_error is not None:
             return
         try:
             called = Call.of(self.stage, step, mod, info)
@@ -234,7 +239,7 @@ class PassGuard:
             self.bug = bug
             return
         if not called.ok:
-            raise called.error
+            self.tvm_error = (called.error, self.running())
 
     def instrument(self):
         """This guard as a TVM PassInstrument object."""

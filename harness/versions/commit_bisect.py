@@ -47,10 +47,6 @@ MAX_SUSPECTS = 4    # suspects tried before the full search (each costs two chec
 _WORD = re.compile(r"\b(?:[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+\.[A-Za-z0-9_.]+|[A-Z][a-z]+[A-Z]\w+)\b")
 
 
-def _git(source: str, *args: str) -> str:
-    return source_checkout.git(source, *args)
-
-
 def resolve(source: str, ref: str) -> str:
     """A ref of the checkout (tag, branch, hash) as a full commit hash (tags win)."""
     for candidate in (f"refs/tags/{ref}", ref):
@@ -63,17 +59,18 @@ def resolve(source: str, ref: str) -> str:
 
 
 def title(source: str, commit: str) -> str:
-    return _git(source, "log", "-1", "--format=%s", commit)
+    return source_checkout.git(source, "log", "-1", "--format=%s", commit)
 
 
 def range_of(source: str, old: str, new: str) -> tuple[str, list[str]]:
     """(the old end, the first-parent commits after it up to `new`, oldest first). An old
     end off the new end's history (a release branch) is replaced by their merge base,
     as git bisect tests it first."""
-    base = _git(source, "merge-base", old, new)
+    base = source_checkout.git(source, "merge-base", old, new)
     if not base:
         raise BadInput(f"{old[:10]} and {new[:10]} share no history")
-    commits = _git(source, "rev-list", "--first-parent", "--reverse", f"{base}..{new}").split()
+    commits = source_checkout.git(source, "rev-list", "--first-parent", "--reverse",
+                                  f"{base}..{new}").split()
     if not commits:
         raise BadInput(f"{new[:10]} is not after {old[:10]}: nothing to bisect")
     return base, commits
@@ -106,8 +103,9 @@ def suspects(source: str, base: str, commits: list[str], words: list[str]) -> li
     (`git log -G`), those naming more words first, then newest first."""
     in_range, score = set(commits), {}
     for word in words:
-        found = _git(source, "log", "--first-parent", "--format=%H", f"-G{re.escape(word)}",
-                     f"{base}..{commits[-1]}", "--", "python", "src", "include").split()
+        found = source_checkout.git(source, "log", "--first-parent", "--format=%H",
+                                    f"-G{re.escape(word)}", f"{base}..{commits[-1]}", "--",
+                                    "python", "src", "include").split()
         for commit in found:
             if commit in in_range:
                 score[commit] = score.get(commit, 0) + 1
@@ -161,7 +159,7 @@ class CommitProbe:
 
     def __call__(self, commit: str) -> bisect.Step:
         started = time.monotonic()
-        _git(self.source, "checkout", "--quiet", "--detach", commit)
+        source_checkout.git(self.source, "checkout", "--quiet", "--detach", commit)
         stats, failure = self._build(commit)
         if failure:
             return self._step(commit, EXIT_CANNOT_TEST, started, failure, stats)
