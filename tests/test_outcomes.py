@@ -184,8 +184,8 @@ def test_a_results_verdict_is_a_member_read_back_from_json():
 
 
 def test_the_design_docs_table_is_the_code():
-    """docs/design.md pastes the table; a member added or changed must be written there."""
-    with open(os.path.join(REPO, "docs", "design.md")) as handle:
+    """docs/architecture.md pastes the table; a member added or changed must be written there."""
+    with open(os.path.join(REPO, "docs", "architecture.md")) as handle:
         written = [line.strip() for line in handle if line.startswith("| ")]
     rows = [f"| {member} | {member.family} | {'yes' if member.failing else 'no'} | "
             f"{member.exit} | {member.meaning} |" for member in Outcome]
