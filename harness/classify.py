@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sysconfig
-import time
 import traceback
 from typing import Any, Callable
 
@@ -122,7 +121,6 @@ class Call:
     stage: str
     value: Any = None
     error: Exception | None = None    # TVM's, or the user's code on the path
-    seconds: float = 0.0
 
     @classmethod
     def of(cls, stage: str, function: Callable, /, *args,
@@ -130,15 +128,14 @@ class Call:
         """`reraise` (pytest's own word): exceptions our code raises on purpose to say what
         the call decided (cannot test here; a copier that cannot carry this module), which
         leave as they are."""
-        started = time.perf_counter()
         try:
             value = function(*args, **kwargs)
         except reraise:
             raise
         except Exception as exc:  # noqa: BLE001 - decided here: ours raised, TVM's kept
             raise_if_ours(exc, stage)
-            return cls(stage, error=exc, seconds=time.perf_counter() - started)
-        return cls(stage, value=value, seconds=time.perf_counter() - started)
+            return cls(stage, error=exc)
+        return cls(stage, value=value)
 
     @property
     def ok(self) -> bool:

@@ -111,7 +111,8 @@ def unplaced(files: dict[str, str]) -> list[str]:
         layers = layer_of(where)
         if len(layers) != 1:
             found.append(f"{where} is in {len(layers)} layers ({', '.join(layers) or 'none'}): "
-                         "place it in exactly one (tests/test_layers.py LAYERS, docs/architecture.md)")
+                         "place it in exactly one (tests/test_layers.py LAYERS, "
+                         "docs/architecture.md)")
     return found
 
 
