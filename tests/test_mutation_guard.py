@@ -51,14 +51,30 @@ def test_mutator_hidden_in_a_sequential_is_named():
     assert result.outcome_count > 0            # the path went on after the finding
 
 
-def test_a_deep_in_place_edit_is_seen_by_the_hash_of_each_passs_input():
-    """No function rebound (identity maps see nothing) and the module is an intermediate
-    of a Sequential (no stage fingerprint sees it): only the per-pass input hash, the
-    guard's replacement for TVM's raising check, names the pass."""
+def test_global_infos_updated_in_place_are_named():
+    """No function rebound and the module is an intermediate of a Sequential (no stage
+    fingerprint sees it). The guard holds each piece it was handed, so UpdateGlobalInfo
+    copies the map it would have edited, and the module's identity map names the pass."""
     result = run_in_process(inject_pass=seeded_spec("hidden_global_info"))
     (violation,) = _mutations(result)
     assert (violation.stage, violation.pass_name) == ("injected", "SeededGlobalInfoPass")
-    assert "structural hash changed" in violation.detail, violation.detail
+    assert "(global infos) replaced in place" in violation.detail, violation.detail
+
+
+@pytest.mark.parametrize("spec, where", [("hidden_weight_write", "(pass input)"),
+                                         ("weight_write_pass", "source")])
+def test_a_deep_write_is_seen_at_the_stage_end_and_named_by_the_replay(spec, where):
+    """A weight's bytes written through the tensor: no rebinding, no copy-on-write, so no
+    identity map sees it; only a deep hash does. The guard hashes each piece once when
+    first handed it and again at the stage's end, then replays the stage under the eager
+    per-pass check to name the pass. Hidden in a pipeline on a fresh copy, nothing else
+    sees it; on a weight shared with the source, the source's fingerprint sees it too."""
+    result = run_in_process(inject_pass=seeded_spec(spec))
+    (violation,) = _mutations(result)
+    assert (violation.stage, violation.pass_name) == ("injected", "SeededWeightWritePass")
+    assert where in violation.access_path + violation.detail, violation
+    (record,) = [p for p in result.passes if p.mutated_input]
+    assert (record.name, record.index) == ("SeededWeightWritePass", violation.pass_index)
 
 
 @pytest.mark.parametrize("before", ["extract-tasks", "decompose-ops-for-inference"])

@@ -26,9 +26,12 @@ class MutationBlame:
         self.source_fp = Fingerprint.of(source, with_json=True)
         self.pristine_source = None   # the source before a stage mutated it
 
-    def after_stage(self, record: StageRecord, stage, current, input_fp, findings) -> None:
+    def after_stage(self, record: StageRecord, stage, current, input_fp, findings,
+                    edited_in_place=()) -> None:
         """A `mutated` violation for what the stage mutated (the source, its input, or an
-        intermediate module a pass received), with the pass when one is known."""
+        intermediate module a pass received), with the pass when one is known.
+        `edited_in_place`: pieces the guard found edited at the stage's end (seen_pieces)
+        that no finding names (its replay did not repeat the edit)."""
         blamed = (findings[0].record.name, findings[0].record.index) if findings else None
         pass_fields = blamed or (None, None)
         if self._source_moved(record, blamed):
@@ -45,6 +48,13 @@ class MutationBlame:
                 "the stage changed its input IRModule's JSON text in place", *pass_fields))
             return
         if not findings:
+            if edited_in_place:
+                names = ", ".join(sorted({piece.label for piece in edited_in_place}))
+                self.recorder.violate(Violation(
+                    Outcome.MUTATED, stage.name, "(pass input)",
+                    f"a pass of the stage edited IR it was handed in place ({names}: its "
+                    "structural hash moved); replayed under the per-pass check, the stage "
+                    "did not do it again, so no pass is named"))
             return
         finding = min(findings, key=lambda found: _ORDER.index(found.what))
         if finding.what == "source":
@@ -87,6 +97,40 @@ class MutationBlame:
         self.pristine_source = self.source_fp.snapshot()
         self.source_fp = Fingerprint.of(self.source, with_json=True)
         return True
+
+    def replay_naming_in_place_edit(self, stage, passes) -> list:
+        """The guard saw, at the stage's end, a piece of IR edited in place: replay the path
+        over a pristine copy of the source, this stage under the eager per-pass check (each
+        pass's whole input hashed before and after it), for the findings that name the pass.
+        The original run's record of that pass is marked. None found (TVM failing the
+        replay, or the edit not repeating): the caller reports the edit unnamed."""
+        replay = classify.Call.of(stage.name, self._replay_stage_eagerly, stage)
+        findings = replay.value if replay.ok else []
+        for finding in findings:
+            for record in passes:
+                if (record.index, record.name) == (finding.record.index, finding.record.name):
+                    record.mutated_input = True
+        return findings
+
+    def _replay_stage_eagerly(self, stage) -> list:
+        source = self.pristine_source or self.source_fp.snapshot()
+        current = source
+        with calls.pass_context([]):
+            for earlier in self.pipeline.stages[:self.pipeline.stages.index(stage)]:
+                current = earlier.run(current)
+        guard = PassGuard(no_emit, eager=True)
+        watched = [Watched("source", source)]
+        if current is not source:
+            watched.append(Watched("stage input", current))
+        guard.begin_stage(stage.name, watched)
+        try:
+            with calls.pass_context([guard.instrument()]):
+                stage.run(current)
+        finally:
+            guard.end_stage()
+        if guard.bug is not None:   # ours, kept inside TVM's callbacks
+            raise guard.bug
+        return guard.findings
 
     def _input_path(self, stage, mutated) -> str:
         """Where the stage's input changed: replay the earlier stages over a pristine copy.

@@ -177,7 +177,11 @@ class _Run:
                              passes=len(passes))
         self.result.passes += passes
         if checks:
-            self.blame.after_stage(record, stage, current, input_fp, guard.findings)
+            findings = guard.findings
+            if guard.edited_in_place and not findings:   # seen at the stage's end only
+                findings = self.blame.replay_naming_in_place_edit(stage, passes)
+            self.blame.after_stage(record, stage, current, input_fp, findings,
+                                   guard.edited_in_place)
         self.result.stages.append(record)
         self.runner.emit({"event": "stage-end", **record.__dict__})
         if isinstance(ran, HarnessBug):

@@ -8,10 +8,16 @@ than the run users make. The harness does not turn it on.)
 
 For every pass, nested ones included (a Sequential, the zero pipeline,
 FoldConstant's nested builds):
-  * the structural hash of the pass's input before and after it (what TVM's check
-    compares), and the input's identity map (which function objects it maps to: it
-    moves when a pass rebinds a function in place even to an equal one with another
-    span, which hashing cannot see);
+  * the input's identity map (which function objects it maps to: it moves when a pass
+    rebinds a function in place even to an equal one with another span, which hashing
+    cannot see);
+  * the structural hash of every piece of its input (function, attrs, global infos) the
+    first time a pass of the stage is handed it, and again at the stage's end
+    (seen_pieces: it sees every in-place edit TVM's check, which hashes the whole input
+    before and after every pass, sees, at a fraction of its cost); an edit found there
+    is `edited_in_place` and the runner replays the stage under the `eager` check, the
+    hash of each pass's whole input before and after it, to name the pass. The suite
+    guard and the JSON replay are eager throughout;
   * after it, the identity maps of the watched modules (the path's source and the
     stage's input), which a pass may mutate without touching its own input;
   * in replay mode (`json_watch`), the JSON text of the pass's input and of the
@@ -40,6 +46,7 @@ from typing import Callable
 
 from harness.classify import Call, HarnessBug
 from harness.tvmapi import calls, copiers, structure
+from harness.tvmapi.seen_pieces import Piece, SeenPieces
 from harness.verdict import PassRecord
 
 
@@ -106,11 +113,16 @@ class PassGuard:
     it also sees a pass that breaks copy-on-write on an input that happens to be unique."""
 
     def __init__(self, emit: Callable[[dict], None], crash_input_path: str | None = None,
-                 json_watch: bool = False, shared_only: bool = False):
+                 json_watch: bool = False, shared_only: bool = False, eager: bool = False):
         self.emit = emit
         self.shared_only = shared_only
         self.crash_input_path = crash_input_path
         self.json_watch = json_watch
+        # Eager: each pass's whole input hashed before and after it (names the pass at
+        # once). Otherwise each piece once and at the stage's end (seen_pieces).
+        self.eager = eager or json_watch or shared_only
+        self.seen = SeenPieces()
+        self.edited_in_place: list[Piece] = []   # found at the stage's end, pass unnamed
         self.stage = ""
         self.records: list[PassRecord] = []
         self.stack: list[_Open] = []
@@ -128,15 +140,24 @@ class PassGuard:
         self.stage, self.watched = name, watched
         self.records, self.stack, self.findings, self.counter = [], [], [], 0
         self.last_hashed, self.bug, self.tvm_error = None, None, None
+        self.seen, self.edited_in_place = SeenPieces(), []
 
     def running(self) -> tuple[str, int] | None:
         """(name, index) of the innermost pass still running (after an exception)."""
         return (self.stack[-1].name, self.stack[-1].index) if self.stack else None
 
     def end_stage(self) -> list[PassRecord]:
-        """Every pass the stage ran, in run order; those an exception cut short included."""
+        """Every pass the stage ran, in run order; those an exception cut short included.
+        The pieces the passes were handed are verified here (once, not per pass)."""
         self._close(self.stack, time.perf_counter())
         self.stack, self.last_hashed = [], None
+        if self.bug is None and self.tvm_error is None:
+            verified = Call.of(self.stage, self.seen.edited)   # ours: a HarnessBug
+            if verified.ok:
+                self.edited_in_place = verified.value
+            else:
+                self.tvm_error = (verified.error, None)
+        self.seen = SeenPieces()   # the references go with the stage
         return sorted(self.records, key=lambda record: record.index)
 
     def _close(self, raised: list[_Open], now: float) -> None:
@@ -148,7 +169,9 @@ class PassGuard:
 
     # ---- the PassInstrument interface --------------------------------------
 
-    def run_before_pass(self, mod, info) -> None:
+    def run_before_pass(self, mod, info, watch: bool = True) -> None:
+        """`watch` False: record the pass, but do not watch its input (the suite guard's
+        for a module outside the invariants: not well-formed)."""
         self.counter += 1
         name = str(info.name)
         self.emit({"event": "pass-start", "stage": self.stage, "name": name,
@@ -156,15 +179,20 @@ class PassGuard:
         if self.crash_input_path:
             self._keep_input(mod)
         last, self.last_hashed = self.last_hashed, None
-        if self.shared_only and not structure.held_elsewhere(mod):
+        if not watch or (self.shared_only and not structure.held_elsewhere(mod)):
             self.stack.append(_Open(name, self.counter, time.perf_counter(), None, (), None,
                                     None))
+            return
+        identity = structure.module_identity(mod)
+        if not self.eager:
+            self.seen.add(mod, identity, self.counter)
+            self.stack.append(_Open(name, self.counter, time.perf_counter(), mod, identity,
+                                    None, None))
             return
         # The previous pass changed nothing and handed this very module on: its hash,
         # taken after that pass, is this input's (one structural hash per no-op pass).
         known = last[1] if last is not None and last[0].same_as(mod) else None
-        self.stack.append(_Open(name, self.counter, time.perf_counter(), mod,
-                                structure.module_identity(mod),
+        self.stack.append(_Open(name, self.counter, time.perf_counter(), mod, identity,
                                 known if known is not None else _hash(mod),
                                 copiers.save_json(mod) if self.json_watch else None))
 
@@ -207,7 +235,9 @@ class PassGuard:
             return "", None
         rebound = structure.identity_changes(entry.identity, structure.module_identity(module))
         if rebound:
-            return f"a function was rebound in place ({', '.join(rebound)})", None
+            if any(not name.startswith("(") for name in rebound):
+                return f"a function was rebound in place ({', '.join(rebound)})", None
+            return f"{' and '.join(rebound)} replaced in place", None   # module-level
         after = _hash(module) if entry.hash is not None else None
         if after != entry.hash:
             return "its structural hash changed (an in-place edit)", None

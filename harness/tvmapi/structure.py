@@ -54,17 +54,23 @@ def module_identity(mod) -> tuple:
     `identity_changes`, which tells a real rebinding from a no-op one."""
     functions = {gv.__chandle__(): (gv, func) for gv, func in mod.functions.items()}
     attrs = getattr(mod, "attrs", None)
-    return functions, (attrs.__chandle__() if attrs is not None else None)
+    # The global infos map itself, kept: held, an in-place update of it (UpdateGlobalInfo)
+    # copies it, and the module's field then points elsewhere.
+    return (functions, attrs.__chandle__() if attrs is not None else None,
+            getattr(mod, "global_infos", None))
 
 
 def identity_changes(before: tuple, after: tuple) -> list[str]:
     """Names of the functions rebound in place to something else (JSON text differs).
 
-    Some TVM passes rebind a function to an identical copy (tirx.AnnotateEntryFunc's
-    `mod->Update` re-adding an attribute the function already has): same text, same
-    hash, nothing any holder could observe. Those are not mutations.
+    The module's attrs count when they are another object; its global infos when they are
+    another map with other contents. Some TVM passes rebind a function to an identical
+    copy (tirx.AnnotateEntryFunc's `mod->Update` re-adding an attribute the function
+    already has): same text, same hash, nothing any holder could observe. Those are not
+    mutations.
     """
-    (functions_before, attrs_before), (functions_after, attrs_after) = before, after
+    (functions_before, attrs_before, infos_before) = before
+    (functions_after, attrs_after, infos_after) = after
     changed = []
     for handle in functions_before.keys() | functions_after.keys():
         old, new = functions_before.get(handle), functions_after.get(handle)
@@ -75,4 +81,8 @@ def identity_changes(before: tuple, after: tuple) -> list[str]:
             changed.append(new[0].name_hint)
     if attrs_before != attrs_after:
         changed.append("(module attrs)")
+    if infos_before is not None and infos_after is not None \
+            and not infos_before.same_as(infos_after) \
+            and structural_hash(infos_before) != structural_hash(infos_after):
+        changed.append("(global infos)")
     return sorted(changed)
