@@ -283,10 +283,10 @@ def _installed_tvm() -> Version:
         return Version("9999")
 
 
-def _guarded_record(run, copier_table=None):
+def _guarded_record(run, copier_table=None, memo=False):
     """The suite guard's record of `run()`, as one test of a session."""
     from harness.suite.session_guard import SessionGuard
-    guard = SessionGuard(copier_table=copier_table)
+    guard = SessionGuard(copier_table=copier_table, memo=memo)
     guard.install()
     try:
         guard.begin_test("seeded::run")
@@ -375,3 +375,94 @@ def test_tvm_failing_a_copy_is_still_a_lossy_roundtrip_in_the_suite_guard():
     kinds = [v.kind for v in record.violations]
     assert kinds and set(kinds) == {"lossy-roundtrip"}, record.violations
     assert "unknown-node copy of the input failed" in record.violations[0].detail
+
+
+@pytest.mark.in_process_tvm
+def test_a_lossless_copy_is_remembered_across_sessions_and_a_lossy_one_never(
+        monkeypatch, tmp_path):
+    """The plugin's memo (roundtrip_memo, on disk): a copy this build made losslessly of a
+    module is not made again by a later session (another test file, the next night); a
+    copier found lossy is asked again every time, and so is an injected one."""
+    from harness.oracles import roundtrip
+    from harness.tvmapi.loading import tvm
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    module = tvm().script.from_source(RELU)
+
+    def normalize():
+        tvm().relax.transform.Normalize()(module)
+
+    first = _guarded_record(normalize, memo=True)
+    assert first.modules_copied == 1 and first.copies_remembered == 0, first
+    second = _guarded_record(normalize, memo=True)
+    assert second.copies_remembered == len(roundtrip.COPIERS), second
+    assert not second.violations, second.violations
+
+    def dropping(mod):
+        copy = roundtrip.json_roundtrip(mod)
+        copy["main"] = copy["main"].with_attr("harness_seeded", 1)
+        return copy
+    monkeypatch.setitem(roundtrip.COPIERS, "lossy", dropping)   # as if built in
+    for _ in range(2):
+        record = _guarded_record(normalize, dict(roundtrip.COPIERS), memo=True)
+        assert [v.copier for v in record.violations] == ["lossy"], record.violations
+    # An injected copier under a built-in's name, of a module remembered for that name.
+    injected = _guarded_record(normalize, {"json": lambda mod: roundtrip.json_roundtrip(mod)},
+                               memo=True)
+    assert injected.copies_remembered == 0 and injected.modules_copied == 1, injected
+
+
+def _hand_built_if_module():
+    """TVM's test_if_complex_condition (test_analysis_well_formed.py), as it builds its
+    module: by hand, not normalized, the If's type missing; a symbolic-shape annotation
+    only the test's own Normalize may fill in."""
+    from harness.tvmapi import ir
+    from harness.tvmapi.loading import tvm
+    relax = tvm().relax
+    tir = getattr(tvm(), "tirx", None) or tvm().tir
+    m, n = tir.Var("m", "int64"), tir.Var("n", "int64")
+    x = relax.Var("x", ir.tensor_annotation([m, n], "float32"))
+    cond = relax.Var("cond", ir.tensor_annotation([], "bool"))
+    cond_var = relax.Var("q", ir.tensor_annotation([], "bool"))
+    branch = relax.If(cond_var, relax.SeqExpr([], x), relax.SeqExpr([], x))
+    result = relax.Var("gv1", ir.tensor_annotation([m, n], "float32"))
+    block = relax.BindingBlock([
+        relax.VarBinding(cond_var, relax.TupleGetItem(relax.Tuple([cond]), 0)),
+        relax.VarBinding(result, branch)])
+    func = relax.Function([x, cond], relax.SeqExpr([block], result),
+                          ir.tensor_annotation(None, "float32"))
+    return tvm().IRModule.from_expr(func.with_attr("global_symbol", "foo"))
+
+
+@pytest.mark.in_process_tvm
+@pytest.mark.parametrize("seeded_fault", [False, True])
+def test_the_guard_leaves_a_hand_built_module_for_the_tests_own_normalize(
+        monkeypatch, seeded_fault):
+    """Found by the guarded run of TVM's whole test tree: our TVMScript copier's constant
+    lifting (an expression mutator) normalized the test's hand-built module in place, so
+    the test's own Normalize then met a type it had not inferred and raised; unguarded the
+    test passes. Now a module that is not well-formed is counted, not guarded, and nothing
+    of the guard's runs a mutator over it. Seeded: the guard taking every module for
+    well-formed brings the failure back."""
+    from harness.tvmapi import ir
+    from harness.tvmapi.loading import tvm
+    relax = tvm().relax
+    plain = relax.transform.Normalize()(_hand_built_if_module())
+    relax.analysis.well_formed(plain)   # the test's own assertion, unguarded
+    if seeded_fault:
+        monkeypatch.setattr(ir, "well_formed", lambda mod: True)
+        monkeypatch.setattr(ir, "has_type", lambda expr: True)
+    module = _hand_built_if_module()
+    outputs = []
+    record = _guarded_record(lambda: outputs.append(relax.transform.Normalize()(module)))
+    guarded_passes = not seeded_fault
+    try:
+        relax.analysis.well_formed(outputs[0])
+        assert guarded_passes, "the seeded guard should have changed the test's outcome"
+    except Exception as exc:  # noqa: BLE001 - the test's TypeError under the seeded guard
+        assert not guarded_passes, f"the guard changed the test's outcome: {exc}"
+        return
+    from harness.tvmapi import structure
+    assert structure.structural_equal(outputs[0], plain, map_free_vars=True)
+    assert record.not_well_formed >= 1, record
+    # What stays is TVMScript's: its parser folds the output's `(cond,)[0]` to `cond`.
+    assert not [v for v in record.violations if v.copier != "tvmscript"], record.violations

@@ -43,6 +43,9 @@ def pytest_addoption(parser):
                     help=f"where records and the summary go (default {DEFAULT_OUT})")
     group.addoption("--harness-guard-max-bytes", type=int, default=None, metavar="N",
                     help="modules whose JSON text is larger are counted, not copied")
+    group.addoption("--harness-guard-no-memo", action="store_true",
+                    help="make every copy, even one this TVM build made losslessly of the "
+                         "same module before (remembered in .harness-cache/roundtrip-memo)")
     group.addoption("--harness-guard-counts", default=None, metavar="FILE",
                     help="write the session's test outcome counts (passed, failed, ...) as "
                          "JSON to FILE, with or without --harness-guard")
@@ -118,7 +121,8 @@ class GuardedSession:
         from harness.suite import session_guard
         max_bytes = self.config.getoption("harness_guard_max_bytes")
         self.guard = session_guard.SessionGuard(
-            max_bytes=max_bytes or session_guard.DEFAULT_MAX_BYTES)
+            max_bytes=max_bytes or session_guard.DEFAULT_MAX_BYTES,
+            memo=not self.config.getoption("harness_guard_no_memo"))
         self.guard.install()
 
     def _running(self, test: str) -> None:
@@ -145,7 +149,9 @@ class GuardedSession:
                          "passes": record.passes, "pass_names": record.pass_names,
                          "modules_copied": record.modules_copied,
                          "modules_remembered": record.modules_remembered,
+                         "copies_remembered": record.copies_remembered,
                          "over_cap": record.over_cap, "held_after": record.held_after,
+                         "not_well_formed": record.not_well_formed,
                          "guard_seconds": record.guard_seconds,
                          "violations": [violation.to_json() for violation in record.violations]})
         else:

@@ -116,7 +116,9 @@ def summarize(lines: list[dict]) -> dict:
         "distinct_passes": len(distinct_passes), "passes": distinct_passes,
         "modules_copied": sum(line.get("modules_copied", 0) for line in lines),
         "modules_remembered": sum(line.get("modules_remembered", 0) for line in lines),
+        "copies_remembered": sum(line.get("copies_remembered", 0) for line in lines),
         "over_cap": sum(line.get("over_cap", 0) for line in lines),
+        "not_well_formed": sum(line.get("not_well_formed", 0) for line in lines),
         "held_after": sum(line.get("held_after", 0) for line in lines),
         "test_seconds": round(sum(line.get("test_seconds", 0.0) for line in lines), 2),
         "guard_seconds": round(sum(line.get("guard_seconds", 0.0) for line in lines), 2),
@@ -138,7 +140,10 @@ def headline(summary: dict) -> str:
     stale = f", {len(summary['stale'])} stale registry entries" if summary["stale"] else ""
     return (f"{summary['tests']} tests, {summary['pass_applications']} pass applications of "
             f"{summary['distinct_passes']} distinct passes, {summary['modules_copied']} "
-            f"modules copied ({summary['over_cap']} over the cap); distinct findings: "
+            f"modules copied ({summary['over_cap']} over the cap, "
+            f"{summary.get('not_well_formed', 0)} not well-formed, so not guarded, "
+            f"{summary.get('copies_remembered', 0)} copies remembered from earlier runs of "
+            "this build); distinct findings: "
             f"{found}{stale}; status {summary['status']}")
 
 

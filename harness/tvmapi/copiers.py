@@ -54,15 +54,28 @@ def tvmscript_copy(mod):
     (`tvmscript_copy.confirm`), the whole module printed, so a difference is reported
     only as plain TVMScript shows it."""
     lifted, constants = _lift_constants(mod)
-    if not constants:
+    if not constants:   # none, or a function not normalized yet (lifting would normalize it)
         return tvmscript_copy_with_meta(mod)
     return _bind_constants(_printed_and_parsed(lifted, show_meta=False), constants)
 
 
 def _lift_constants(mod):
     """(mod with each relax function's non-scalar tensor constants as trailing parameters,
-    {function name: {parameter name: the Constant}})."""
+    {function name: {parameter name: the Constant}}); (mod, {}) when a function is not
+    normalized yet. A mutator normalizes what it visits, in place (the types of hand-built
+    expressions): it runs only over functions a read-only walk found normalized and
+    holding a tensor constant, so the copier never edits the module it copies."""
     relax = tvm().relax
+    needs_lifting = []
+    for global_var, func in mod.functions_items():
+        if isinstance(func, relax.Function):
+            has_constant, normalized = _scan(func)
+            if not normalized:
+                return mod, {}
+            if has_constant:
+                needs_lifting.append((global_var, func))
+    if not needs_lifting:
+        return mod, {}
     from tvm.relax.expr_functor import PyExprMutator, mutator
 
     @mutator
@@ -87,9 +100,7 @@ def _lift_constants(mod):
         visit_generic_const_ = visit_constant_   # 0.27's name: relax.Constant is GenericConst
 
     out, constants = mod, {}
-    for global_var, func in mod.functions_items():
-        if not isinstance(func, relax.Function):
-            continue
+    for global_var, func in needs_lifting:
         lift = Lift()
         body = lift.visit_expr(func.body)
         if not lift.params:
@@ -99,6 +110,26 @@ def _lift_constants(mod):
             func.attrs, func.span))
         constants[global_var.name_hint] = lift.by_name
     return out, constants
+
+
+def _scan(func) -> tuple[bool, bool]:
+    """(has a non-scalar tensor constant, every expression has its type), read only."""
+    found = {"constant": False, "untyped": False}
+    untyped_by_design = (tvm().ir.Op, tvm().ir.GlobalVar)   # an operator, a callee
+
+    def visit(expr):
+        if isinstance(expr, untyped_by_design):
+            return
+        if not ir.has_type(expr):
+            found["untyped"] = True
+        elif type(expr).__name__ in ("Constant", "GenericConst"):
+            tensor = ir.constant_tensor(expr)
+            found["constant"] = found["constant"] or (tensor is not None
+                                                      and len(tensor.shape) > 0)
+    tvm().relax.analysis.post_order_visit(func.body, visit)
+    for param in func.params:
+        visit(param)
+    return found["constant"], not found["untyped"]
 
 
 def _bind_constants(mod, constants: dict):

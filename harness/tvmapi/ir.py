@@ -83,6 +83,18 @@ def expr_type(expr):
     return expr.ty if hasattr(expr, "ty") else expr.struct_info
 
 
+def has_type(expr) -> bool:
+    """Has normalization given this Relax expression its type yet? One built by hand has
+    none until a BlockBuilder normalizes it, which fills it in place: the guard must not
+    be the one that does (a test's Normalize then sees other types than unguarded).
+    0.27: `ty` is the bare `ir.Type` (Type::Missing) until then; before: `struct_info_`
+    is None. Nodes without either (an Op, a GlobalVar) count as typed."""
+    if hasattr(expr, "ty"):
+        ty = expr.ty
+        return ty is None or ty.__tvm_ffi_type_info__.type_key != "ir.Type"
+    return not hasattr(expr, "struct_info_") or expr.struct_info_ is not None
+
+
 def return_type(func):
     """A relax function's return type: `ret_ty` from 0.27 on, `ret_struct_info` before."""
     return func.ret_ty if hasattr(func, "ret_ty") else func.ret_struct_info
