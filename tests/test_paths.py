@@ -49,11 +49,17 @@ def test_tune_path_without_its_extra_cannot_test(tmp_path):
 @pytest.mark.nightly
 @pytest.mark.parametrize("prepack", [False, True])
 def test_tune_path_passes_on_yolov3_tiny(prepack):
+    """Green but for the one registered bug: tirx.AnnotateEntryFunc's mutation shows on the
+    tune path too (inside FoldConstant's nested build), explained by the registry's entry
+    for any case, path and stage. yolov3-tiny's strict entry stays scoped to extract, where
+    it was measured on every release; a fix upstream turns this known into a pass, and this
+    test says so."""
     result = run_isolated("yolov3-tiny", Options(path="tune", prepack=prepack), timeout=3600)
-    # green but for news: the registered AnnotateEntryFunc mutation shows on every path
     judgement = known_issues.judge(result)
-    assert judgement.status in ("pass", "known"), \
-        [v.one_line() for v in judgement.unknown] + judgement.lines()
+    lines = [v.one_line() for v in judgement.unknown] + judgement.lines()
+    assert judgement.status == "known" and not judgement.unknown and not judgement.stale, lines
+    assert {(v.kind, v.pass_name, issue.id) for v, issue in judgement.known} == {
+        ("mutated", "tirx.AnnotateEntryFunc", "annotate-entry-func-mutates-input")}, lines
     names = {p.name for p in result.passes}
     assert "MetaScheduleTuneIRModule" in names or "MetaScheduleTuneIRMod" in names, names
     if prepack:

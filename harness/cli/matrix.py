@@ -17,7 +17,7 @@ import sys
 
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
-from harness.cli import batch, matrix_page
+from harness.cli import batch, matrix_page, page_cells
 from harness.cli.options import output_dir, positive_float, positive_int
 from harness.options import PATH_NAMES, Options
 from harness.process.commands import reproduce_command
@@ -63,15 +63,17 @@ def cmd_matrix(args) -> int:
 
     def one(item):
         label, (_, case, target), python, loads = item
+        facts = {"target": target, "layout": case.layout,
+                 "family": page_cells.family_of(case.tags)}   # what the page filters by
         if loads is not None:
             options = Options(layout=case.layout, path="extract", target=target)
             result = cross_release.run_pair(case.id, options, python, loads,
                                             timeout=args.timeout)
             return {**cell_of(result, _pair_command(args, case, target, label, labels)),
-                    "target": target}
+                    **facts}
         options = Options(layout=case.layout, path=args.path, target=target)
         result = run_isolated(case.id, options, timeout=args.timeout, python=python)
-        return {**cell_of(result, reproduce_command(case.id, options)), "target": target}
+        return {**cell_of(result, reproduce_command(case.id, options)), **facts}
 
     def keep(item, cell):
         label, (name, _, _), _, _ = item

@@ -6,7 +6,8 @@ report.md / report.json (rows of every set, each with its `set`), matrix.html (c
 release sets, the page `matrix` writes), passes.md and guard-suite/summary.*, and the
 exit code is computed on the merged rows. Refused (exit 2), before anything is written:
 rows of two harness versions or row formats, and the same row in two folders
-(overlapping shards, or one folder given twice).
+(overlapping shards, or one folder given twice). With --previous (the previous night's
+report.json or matrix.html) the page also says what changed since.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import json
 import os
 import sys
 
-from harness.cli import matrix_page
+from harness.cli import matrix_page, page_cells, page_news
 from harness.cli import passes as passes_cli
 from harness.cli import report as report_cli
 from harness.cli.journal import read_rows
@@ -28,11 +29,6 @@ COMMANDS = {"report": report_cli.row_key, "passes": passes_cli.row_key}
 NEEDED = {"report": ("case", "verdict", "status", "failing", "exit", "outcome_count",
                      "wall_seconds", "violations"),
           "passes": ("pass", "case", "point", "verdict", "failing", "exit")}
-
-
-def set_label(stack: dict) -> str:
-    """A release set's column name: the TVM stack a row was measured on."""
-    return f"tvm=={stack.get('tvm_version')} tvm-ffi=={stack.get('tvm_ffi_version')}"
 
 
 def read(folders: list[str]) -> dict[str, list[tuple[str, dict]]]:
@@ -59,7 +55,7 @@ def read(folders: list[str]) -> dict[str, list[tuple[str, dict]]]:
                 if missing:
                     raise BadInput(f"a {command} row in {folder} has no {', '.join(missing)}: "
                                    "it was written by another harness version; run it again")
-                label = set_label(stack)
+                label = page_cells.set_label(stack)
                 identity = (command, label, json.dumps(stack, sort_keys=True),
                             key(line["row"]))
                 if identity in seen:
@@ -72,23 +68,9 @@ def read(folders: list[str]) -> dict[str, list[tuple[str, dict]]]:
     return found
 
 
-def _cell(row: dict) -> dict:
-    """A report row as the matrix page's cell."""
-    return {"verdict": row["verdict"], "status": row["status"], "failing": row["failing"],
-            "exit": row["exit"], "outcome_count": row["outcome_count"],
-            "seconds": row["wall_seconds"], "stage": "", "pass": "",
-            "detail": row["violations"][0] if row["violations"] else "",
-            "known": row.get("known", []), "path": row.get("path", "extract"), "reproduce": ""}
-
-
-def _row_name(row: dict) -> str:
-    extra = [part for part, default in ((row.get("path"), "extract"), (row.get("target"), "llvm"))
-             if part and part != default]
-    return row["case"] + (f" [{', '.join(extra)}]" if extra else "")
-
-
-def write(found: dict, folders: list[str], out: str) -> int:
-    """The merged outputs; the exit code of the merged rows."""
+def write(found: dict, folders: list[str], out: str, previous: dict | None = None) -> int:
+    """The merged outputs; the exit code of the merged rows. `previous`: the previous
+    night's {(row, column): status}, for the page's changes."""
     report_rows = [{**row, "set": label} for label, row in found["report"]]
     labels = sorted({row["set"] for row in report_rows})
     with open(os.path.join(out, "report.json"), "w") as handle:
@@ -97,11 +79,12 @@ def write(found: dict, folders: list[str], out: str) -> int:
                 .replace("# Extraction invariants", f"# {label}:", 1) for label in labels]
     with open(os.path.join(out, "report.md"), "w") as handle:
         handle.write("\n".join(sections) or "no report rows\n")
-    names = sorted({_row_name(row) for row in report_rows})
-    cells = {(_row_name(row), row["set"]): _cell(row) for row in report_rows}
+    names = sorted({page_cells.row_name(row) for row in report_rows})
+    cells = {(page_cells.row_name(row), row["set"]): page_cells.cell_of_row(row)
+             for row in report_rows}
     with open(os.path.join(out, "matrix.html"), "w") as handle:
-        handle.write(matrix_page.render(names, labels, cells, title=f"merged from "
-                                                                    f"{len(folders)} folders"))
+        handle.write(matrix_page.render(names, labels, cells, previous=previous,
+                                        title=f"merged from {len(folders)} folders"))
     pass_rows = [row for _, row in found["passes"]]
     if pass_rows:
         with open(os.path.join(out, "passes.md"), "w") as handle:
@@ -115,15 +98,29 @@ def write(found: dict, folders: list[str], out: str) -> int:
         status = Outcome.of(merged["status"])   # the guarded suite's reading: one more row
         decided.append({"failing": status.failing, "exit": status.exit})
     code = exit_code_of_rows(decided)
-    print(f"merge: {len(report_rows)} report rows on {len(labels)} release sets, "
-          f"{len(pass_rows)} pass rows, {len(records)} guarded tests -> {out}", file=sys.stderr)
+    print(f"merge: {len(report_rows)} report rows on {len(labels)} release sets "
+          f"({_by_status(cells, labels)}), {len(pass_rows)} pass-sweep rows, {len(records)} "
+          f"guarded tests -> {out}", file=sys.stderr)
     return code
+
+
+def _by_status(cells: dict, labels: list[str]) -> str:
+    """The page's summary in one line: rows by reading over every release set. (`pass
+    rows` once stood here for the pass sweep's rows, and read as passing rows: 0 of them
+    on a page full of passes.)"""
+    total: dict[str, int] = {}
+    for column in page_news.counts(cells, labels).values():
+        for status, number in column.items():
+            total[status] = total.get(status, 0) + number
+    return ", ".join(f"{number} {status}" for status, number in total.items() if number) \
+        or "none"
 
 
 def cmd_merge(args) -> int:
     found = read(args.folders)
+    previous = page_cells.read_previous(args.previous) if args.previous else None
     output_dir(args.out)
-    return write(found, args.folders, args.out)
+    return write(found, args.folders, args.out, previous)
 
 
 def register(sub) -> None:
@@ -131,4 +128,8 @@ def register(sub) -> None:
     p.add_argument("folders", nargs="+", metavar="DIR", help="--out folders of report, passes "
                                                               "or guard-suite runs")
     p.add_argument("--out", default="merged", help="output folder (default ./merged)")
+    p.add_argument("--previous", default=None, metavar="FILE",
+                   help="the previous night's merged report.json (or its matrix.html, or a "
+                        "matrix.json): the page then lists the rows newly failing, newly "
+                        "passing, newly known and gone")
     p.set_defaults(func=cmd_merge)
