@@ -52,16 +52,17 @@ def test_origin_tells_harness_code_from_tvm_and_user_code():
 
 @pytest.mark.in_process_tvm
 def test_origin_is_the_innermost_frame_through_a_callback_from_tvm(monkeypatch):
-    """TVM's expression mutator calls back into the TVMScript copier: a fault there has
-    TVM's frames (expr_functor.py, tvm-ffi's C++ callback frames) outside ours, and is ours.
-    TVM refusing a call of ours is TVM's, though our frames are outside."""
+    """TVM's expression visitor calls back into the TVMScript copier (its read-only scan
+    for constants, before its mutator): a fault there has TVM's frames (post_order_visit,
+    tvm-ffi's C++ callback frames) outside ours, and is ours. TVM refusing a call of ours
+    is TVM's, though our frames are outside."""
     from harness.tvmapi import copiers, ir
     monkeypatch.setattr(ir, "constant_tensor", ir.return_type)   # raises on any constant
     module = _module_with_a_tensor_constant()
     with pytest.raises(AttributeError) as raised:
         copiers._lift_constants(module)
     files = [frame.filename for frame in traceback.extract_tb(raised.value.__traceback__)]
-    assert any("expr_functor" in name for name in files), files   # through TVM's mutator
+    assert any(name.endswith("analysis.py") for name in files), files   # through TVM's visitor
     assert classify.origin(raised.value) == classify.HARNESS
     with pytest.raises(Exception) as raised:
         copiers.load_json('{"root": 1, "nodes": []}')

@@ -83,6 +83,20 @@ def expr_type(expr):
     return expr.ty if hasattr(expr, "ty") else expr.struct_info
 
 
+def constant_tensors(func) -> list:
+    """The tensors of a Relax function's constants, in visiting order (read only: a visitor,
+    not a mutator, so nothing is normalized)."""
+    found = []
+
+    def visit(expr):
+        if type(expr).__name__ in ("Constant", "GenericConst"):
+            tensor = constant_tensor(expr)
+            if tensor is not None:
+                found.append(tensor)
+    tvm().relax.analysis.post_order_visit(func.body, visit)
+    return found
+
+
 def has_type(expr) -> bool:
     """Has normalization given this Relax expression its type yet? One built by hand has
     none until a BlockBuilder normalizes it, which fills it in place: the guard must not

@@ -15,29 +15,54 @@ in place; a piece whose hash moved by the stage's end was therefore written thro
 bypassing copy-on-write, by a pass of this stage. Which pass, the runner finds by
 replaying the stage under the eager check (paid only then). A rebinding, by contrast,
 is seen per pass by the identity maps, as before.
+
+Weights are pieces of their own. A Relax function is hashed without its tensors' bytes
+(`skip_tensor_content`: yolov3-tiny's legalized main in 0.23 ms instead of 22 ms) and
+with the list of its constants' tensors, by identity; each tensor is hashed whole once,
+by handle: a pass that rewrites `main` hands on the same weights, so 48 MB of them are
+hashed twice per stage, not twice per version of `main`. A tensor written through its
+bytes moves its own hash; a constant pointed at another tensor moves the list.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from harness.classify import Call
-from harness.tvmapi import structure
+from harness.tvmapi import ir, structure
+from harness.tvmapi.loading import tvm
 
 
-def piece_hash(piece) -> int | None:
-    """The structural hash of one piece, or None for one TVM cannot hash (an attribute of
-    a type without hash support): not checked, as the eager check skips such a module.
-    Our own exception leaves as a HarnessBug."""
-    hashed = Call.of("", structure.structural_hash, piece)
-    return hashed.value if hashed.ok else None
+@functools.cache
+def _relax_function():
+    return tvm().relax.Function
+
+
+def piece_hash(piece, weights_apart: bool = False) -> tuple:
+    """(the structural hash of one piece, its weights): with `weights_apart` (a Relax
+    function) the hash leaves the tensors' bytes out and takes their handles in, and the
+    weights are the tensors; else the whole hash and no weights. The hash is None for a
+    piece TVM cannot hash (an attribute of a type without hash support): not checked, as
+    the eager check skips such a module. Our own exception leaves as a HarnessBug."""
+    hashed = Call.of("", _hash_of, piece, weights_apart)
+    return hashed.value if hashed.ok else (None, [])
+
+
+def _hash_of(piece, weights_apart: bool) -> tuple:
+    if not weights_apart:
+        return structure.structural_hash(piece), []
+    tensors = ir.constant_tensors(piece)
+    return (structure.structural_hash(piece, skip_tensor_content=True),
+            tuple(tensor.__chandle__() for tensor in tensors)), tensors
 
 
 @dataclasses.dataclass
 class Piece:
     piece: object
-    label: str          # the function's name, "(module attrs)" or "(global infos)"
+    label: str          # the function's name, "(module attrs)", "(global infos)", "(weight)"
     first_seen: int     # the index of the first pass handed it
-    hash: int | None
+    hash: object        # the structural hash (a Relax function's: see piece_hash), or None
+    weights_apart: bool = False
 
 
 class SeenPieces:
@@ -48,8 +73,10 @@ class SeenPieces:
         """The pieces of a pass's input not seen before in this stage, hashed now.
         `identity`: the module's identity map (structure.module_identity), made already."""
         functions, _attrs, global_infos = identity
-        for global_var, function in functions.values():
-            self._add(function, global_var.name_hint, index)
+        if functions.__chandle__() not in self.pieces:   # a map seen whole: no new function
+            self.pieces[functions.__chandle__()] = Piece(functions, "(functions)", index, None)
+            for global_var, function in functions.items():
+                self._add(function, global_var.name_hint, index)
         self._add(getattr(mod, "attrs", None), "(module attrs)", index)
         self._add(global_infos, "(global infos)", index)
 
@@ -57,13 +84,18 @@ class SeenPieces:
         if piece is None:
             return
         handle = piece.__chandle__()
-        if handle not in self.pieces:
-            self.pieces[handle] = Piece(piece, label, index, piece_hash(piece))
+        if handle in self.pieces:
+            return
+        apart = isinstance(piece, _relax_function())
+        hashed, weights = piece_hash(piece, apart)
+        self.pieces[handle] = Piece(piece, label, index, hashed, apart)
+        for tensor in weights:   # hashed whole, once each
+            self._add(tensor, f"(a weight of {label})", index)
 
     def edited(self) -> list[Piece]:
         """The pieces whose structural hash moved since they were first seen."""
-        return [entry for entry in self.pieces.values()
-                if entry.hash is not None and piece_hash(entry.piece) != entry.hash]
+        return [entry for entry in self.pieces.values() if entry.hash is not None
+                and piece_hash(entry.piece, entry.weights_apart)[0] != entry.hash]
 
     def __len__(self) -> int:
         return len(self.pieces)

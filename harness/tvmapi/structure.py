@@ -10,8 +10,11 @@ from harness.tvmapi.copiers import save_json
 from harness.tvmapi.loading import ffi, tvm
 
 
-def structural_hash(obj, map_free_vars: bool = False) -> int:
-    return ffi().structural_hash(obj, map_free_vars=map_free_vars)
+def structural_hash(obj, map_free_vars: bool = False, skip_tensor_content: bool = False) -> int:
+    """`skip_tensor_content`: a tensor's shape and dtype only, not its bytes (every release's
+    tvm_ffi has it): the per-pass guard hashes weights apart, once each."""
+    return ffi().structural_hash(obj, map_free_vars=map_free_vars,
+                                 skip_tensor_content=skip_tensor_content)
 
 
 def structural_equal(a, b, map_free_vars: bool = False) -> bool:
@@ -51,13 +54,20 @@ def module_identity(mod) -> tuple:
     """Which objects the module maps to, by identity: cheap (no IR walk), and it moves
     when a pass rebinds a function in place (`mod[gv] = f`), even to an equal function
     with another span, which structural hashing cannot see. Compare two with
-    `identity_changes`, which tells a real rebinding from a no-op one."""
-    functions = {gv.__chandle__(): (gv, func) for gv, func in mod.functions.items()}
+    `identity_changes`, which tells a real rebinding from a no-op one.
+
+    The module's function map and global infos map themselves, kept: held, an in-place
+    update of either (`Add`, `Update`, `UpdateGlobalInfo` all go through copy-on-write)
+    copies the map, and the module's field then points at another one. So comparing two
+    identities is one handle per map; the functions are compared one by one only when
+    their map moved."""
     attrs = getattr(mod, "attrs", None)
-    # The global infos map itself, kept: held, an in-place update of it (UpdateGlobalInfo)
-    # copies it, and the module's field then points elsewhere.
-    return (functions, attrs.__chandle__() if attrs is not None else None,
+    return (mod.functions, attrs.__chandle__() if attrs is not None else None,
             getattr(mod, "global_infos", None))
+
+
+def _by_handle(functions) -> dict:
+    return {gv.__chandle__(): (gv, func) for gv, func in functions.items()}
 
 
 def identity_changes(before: tuple, after: tuple) -> list[str]:
@@ -69,9 +79,12 @@ def identity_changes(before: tuple, after: tuple) -> list[str]:
     already has): same text, same hash, nothing any holder could observe. Those are not
     mutations.
     """
-    (functions_before, attrs_before, infos_before) = before
-    (functions_after, attrs_after, infos_after) = after
+    (map_before, attrs_before, infos_before) = before
+    (map_after, attrs_after, infos_after) = after
     changed = []
+    same_map = map_before.same_as(map_after)
+    functions_before = {} if same_map else _by_handle(map_before)
+    functions_after = {} if same_map else _by_handle(map_after)
     for handle in functions_before.keys() | functions_after.keys():
         old, new = functions_before.get(handle), functions_after.get(handle)
         if old is None or new is None:
