@@ -5,23 +5,30 @@ guard-suite rows each file's seconds, pytest's `--harness-store-durations` file 
 item's) and splits every part of the nightly with the shards' own rule
 (harness.shards.split: longest first onto the least-loaded shard), as the job matrix
 does with one shard index for every step. A shard's time is the sum of its parts;
-the nightly's wall time is its slowest shard. The pass sweep has no per-check times in
-its journal: give `--sweep-seconds-per-case S` (one job's seconds for a small case's ~251
-checks) and `--sweep-heavy-seconds S` for the cases whose extract takes 4x the median
-one or more (their weights dominate every copy); docs/findings.md has both measured.
+the nightly's wall time is its slowest shard. The pass sweep is estimated per case
+(bench/sweep_plan.py): give `--sweep-seconds-per-case S` (one job's seconds for a small
+case's ~251 checks) and `--sweep-heavy-seconds S` for the heavy cases: those whose extract
+takes 4x the median one or more (their weights dominate every copy), or, without
+`--report`, those `--sweep-heavy GLOB` names; docs/findings.md has both measured.
+`--sweep-inputs FILE` (bench/sweep_inputs.py) says which points repeat an input or
+cannot be reached: the sweep is then planned as it runs now, (model, pass group) units
+with the memo, and printed before/after for each N: runner hours and the slowest shard.
 
-Usage: python bench/nightly_plan.py --report DIR [--report DIR ...] [--guard-suite DIR]
+Usage: python bench/nightly_plan.py [--report DIR ...] [--guard-suite DIR]
         [--pytest-durations FILE] [--sweep-seconds-per-case S] [--sweep-heavy-seconds S]
-        [--shards 1,2,4,8]
+        [--sweep-heavy GLOB ...] [--sweep-inputs FILE] [--shards 1,2,4,8,16]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import sweep_plan
 
 from harness import jsonl, shards
 
@@ -31,8 +38,8 @@ def _rows(folder: str, name: str) -> list[dict]:
     return [record["row"] for record in jsonl.read(path) if "row" in record]
 
 
-def parts(args) -> dict[str, dict[str, float]]:
-    """{part of the nightly: {unit: seconds}}."""
+def parts(args, count: int) -> dict[str, dict[str, float]]:
+    """{part of the nightly: {unit: seconds}} for `count` shards."""
     out: dict[str, dict[str, float]] = {}
     extract_walls: dict[str, float] = {}
     for folder in args.report:
@@ -49,16 +56,39 @@ def parts(args) -> dict[str, dict[str, float]]:
         out["pytest (not the catalog)"] = {
             key: seconds for key, seconds in shards.read_durations(args.pytest_durations).items()
             if "test_catalog.py" not in key}
-    if args.sweep_seconds_per_case and extract_walls:
-        # `passes` sweeps the default catalog (opt-in cases left out), as the nightly does
-        from harness.catalog import cases as catalog
-        swept = {case.id for case in catalog.select_for_run(None)} & set(extract_walls)
-        middle = statistics.median(extract_walls[case] for case in swept)
-        heavy = args.sweep_heavy_seconds or args.sweep_seconds_per_case
-        out["pass sweep (estimated)"] = {
-            case: heavy if extract_walls[case] >= 4 * middle else args.sweep_seconds_per_case
-            for case in swept}
+    if args.sweep_seconds_per_case:
+        costed = sweep_costs(args, extract_walls)
+        out["pass sweep (estimated)"] = sweep_plan.units_after(costed, count)
     return out
+
+
+def sweep_costs(args, extract_walls: dict[str, float]) -> dict:
+    """Each default case's sweep before and after (bench/sweep_plan.py): `passes` sweeps
+    the default catalog (opt-in cases left out), as the nightly does."""
+    from harness.catalog import cases as catalog
+    swept = catalog.select_for_run(None)
+    heavy = tuple(args.sweep_heavy or sweep_plan.Costs.heavy_globs)
+    if extract_walls:
+        walled = [case.id for case in swept if case.id in extract_walls]
+        middle = statistics.median(extract_walls[case] for case in walled)
+        heavy = tuple(case for case in walled if extract_walls[case] >= 4 * middle)
+    costs = sweep_plan.Costs(args.sweep_seconds_per_case,
+                             args.sweep_heavy_seconds or args.sweep_seconds_per_case,
+                             heavy_globs=heavy)
+    inputs = {}
+    if args.sweep_inputs:
+        with open(args.sweep_inputs) as handle:
+            inputs = json.load(handle)
+    return sweep_plan.per_case(swept, inputs, costs)
+
+
+def print_sweep(args, counts: list[int]) -> None:
+    costed = sweep_costs(args, {})
+    print(f"\npass sweep of the default catalog, {len(costed)} cases")
+    print(f"{'N':>3} {'way':<38} {'runner h':>9} {'slowest shard h':>16}")
+    for count in counts:
+        for way, (total, slowest) in sweep_plan.plan(costed, count).items():
+            print(f"{count:3d} {way:<38} {total / 3600:9.2f} {slowest / 3600:16.2f}")
 
 
 def main() -> int:
@@ -68,15 +98,18 @@ def main() -> int:
     parser.add_argument("--pytest-durations", metavar="FILE")
     parser.add_argument("--sweep-seconds-per-case", type=float, default=0.0)
     parser.add_argument("--sweep-heavy-seconds", type=float, default=0.0)
+    parser.add_argument("--sweep-heavy", action="append", metavar="GLOB")
+    parser.add_argument("--sweep-inputs", metavar="FILE")
     parser.add_argument("--shards", default="1,2,4,8,16")
     args = parser.parse_args()
-    plan = parts(args)
+    counts = [int(n) for n in args.shards.split(",")]
     print(f"{'part':<28} {'units':>6} {'total h':>8}")
-    for name, durations in plan.items():
+    for name, durations in parts(args, max(counts)).items():
         print(f"{name:<28} {len(durations):6d} {sum(durations.values()) / 3600:8.2f}")
     print(f"\n{'N':>3} {'slowest shard h':>16} {'fastest h':>10} {'sum h':>7}  "
           "slowest shard's parts")
-    for count in (int(n) for n in args.shards.split(",")):
+    for count in counts:
+        plan = parts(args, count)
         per_shard = [0.0] * count
         breakdown = [dict() for _ in range(count)]
         for name, durations in plan.items():
@@ -89,6 +122,8 @@ def main() -> int:
                                for name, seconds in breakdown[slowest].items())
         print(f"{count:3d} {per_shard[slowest] / 3600:16.2f} {min(per_shard) / 3600:10.2f} "
               f"{sum(per_shard) / 3600:7.2f}  {parts_text}")
+    if args.sweep_seconds_per_case:
+        print_sweep(args, counts)
     return 0
 
 

@@ -37,6 +37,7 @@ class Options:
     sweep_pass: str | None = None      # path `pass`: FoldConstant, tirx.ConvertSSA (passes.py)
     sweep_point: str = "imported"      # path `pass`: imported | legalized | fused
     sweep_register: str | None = None  # path `pass`: a file registering more passes
+    sweep_probe: bool = False          # path `pass`: stop before the pass (cli.sweep_schedule)
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)

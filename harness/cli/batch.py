@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import queue
 import signal
 from typing import Callable, Iterable
 
@@ -33,19 +34,31 @@ def exit_code_of(interrupt: KeyboardInterrupt) -> int:
 def run(todo: Iterable, work: Callable, jobs: int, on_row: Callable,
         first: Callable[[], None] | None = None) -> int | None:
     """`work(item)` for every item on `jobs` threads, `on_row(item, row)` in this thread as
-    each finishes. `first` runs on the pool before any item (a validation that should
-    warm the same worker). The exit code of an interruption (130 Ctrl-C, 143 SIGTERM),
-    None when every item ran."""
+    each finishes; what `on_row` returns (items, or None) is run too (the pass sweep holds
+    checks back until an earlier one says whether they need running). `first` runs on the
+    pool before any item (a validation that should warm the same worker). The exit code
+    of an interruption (130 Ctrl-C, 143 SIGTERM), None when every item ran."""
     pool = concurrent.futures.ThreadPoolExecutor(jobs)
     futures: dict = {}
     handed: set = set()
+    finished: queue.Queue = queue.Queue()   # futures as they finish, for this thread
+
+    def submit(items) -> int:
+        started = {pool.submit(work, item): item for item in items or ()}
+        futures.update(started)
+        for future in started:
+            future.add_done_callback(finished.put)
+        return len(started)
+
     try:
         if first is not None:
             pool.submit(first).result()
-        futures = {pool.submit(work, item): item for item in todo}
-        for future in concurrent.futures.as_completed(futures):
+        outstanding = submit(todo)
+        while outstanding:
+            future = finished.get()
+            outstanding -= 1
             handed.add(future)
-            on_row(futures[future], future.result())
+            outstanding += submit(on_row(futures[future], future.result()))
     except KeyboardInterrupt as interrupt:
         code = exit_code_of(interrupt)
         pool.shutdown(wait=False, cancel_futures=True)

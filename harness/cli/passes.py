@@ -14,6 +14,11 @@ itself refusing its input is `rejected`, only a prefix of the path failing (the
 point cannot be reached on this case) is `skipped`; TVM failing anywhere after the
 pass (its output does not serialize, a copy fails) is a failing row, and a harness
 error is `harness-error` (exit 4).
+
+A pass already checked on an identical input (another case, layout or point) is not
+checked again: its row is answered from memory and says where it was checked
+(cli.sweep_memo, cli.sweep_schedule); `--shard` takes (model, pass group) units, so a
+model's layouts meet in one shard and a heavy model is spread (cli.sweep_units).
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ import time
 from harness import shards
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
-from harness.cli import batch
+from harness.cli import batch, sweep_memo, sweep_schedule, sweep_units
 from harness.cli.journal import Journal
 from harness.cli.options import (
     add_journal_options,
@@ -37,6 +42,7 @@ from harness.cli.options import (
 )
 from harness.options import Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
+from harness.runner import sweep_input
 from harness.tvmapi import loading
 from harness.tvmapi import passes as registry
 from harness.tvmapi.inject import load_module
@@ -127,7 +133,12 @@ def markdown(rows: list[dict], with_matrix: bool = False) -> str:
                 for r in rows if r["verdict"] in FAILING]
     skipped = sorted({f"- {r['pass']}: {r['detail']}" for r in rows
                       if r["verdict"] == Outcome.SKIPPED and r["case"] == "*"})
-    return "\n".join([f"# Pass sweep: {len(rows)} (pass, case, point) rows", "", *lines, "",
+    remembered = sum(1 for row in rows if "remembered" in row)
+    memory = [f"{remembered} rows answered from memory: the pass was checked on an identical "
+              "input in another case, layout or point (`remembered` says where)", ""] \
+        if remembered else []
+    return "\n".join([f"# Pass sweep: {len(rows)} (pass, case, point) rows", "", *memory,
+                      *lines, "",
                       "## Findings", "", *(findings or ["none"]), "",
                       "## Passes not run", "", *(skipped or ["none"]), "",
                       *(matrix(rows) if with_matrix else [])])
@@ -184,8 +195,8 @@ def _sweep(args) -> int:
     work = [(p.name, case, point) for p in runnable
             for case in cases for point in p.points if not args.point or point in args.point]
     durations = shards.read_durations(args.durations)
-    work = shards.select(work, lambda item: _duration_key((item[0], item[1].id, item[2])),
-                         shards.chosen(args.shard), durations)
+    cost = sweep_units.cost_of(durations, lambda item: _duration_key(_name(item)))
+    work = sweep_units.select(work, cost, shards.chosen(args.shard))
     if not work and runnable:
         raise BadInput(f"no (pass, point) to run: the selected passes run at "
                        f"{sorted({point for p in runnable for point in p.points})}, "
@@ -193,58 +204,88 @@ def _sweep(args) -> int:
     if args.out:
         output_dir(args.out)
     # a row depends on the TVM stack, the target and the passes a --register file adds
-    stack = {**loading.versions(), "target": args.target, "register": args.register or ""}
+    versions = loading.versions()
+    stack = {**versions, "target": args.target, "register": args.register or ""}
     journal = Journal(args.out, "passes", args.resume, row_key, stack, args.fresh) \
         if args.out else None
     done = journal.done if journal else {}
-    rows = [_row(p.name, "*", "*", Outcome.SKIPPED, p.skipped) for p in selected
-            if p.make is None]
-    rows += [done[(name, case.id, point)] for name, case, point in work
-             if (name, case.id, point) in done]
-    todo = [item for item in work if (item[0], item[1].id, item[2]) not in done]
+    rows = {(p.name, "*", "*"): _row(p.name, "*", "*", Outcome.SKIPPED, p.skipped)
+            for p in selected if p.make is None}
+    rows.update({_name(item): done[_name(item)] for item in work if _name(item) in done})
+    todo = [item for item in work if _name(item) not in done]
+    memo = None if args.no_memo else sweep_memo.Memo(sweep_memo.volatile_in_registry(versions))
+    schedule = sweep_schedule.Schedule(
+        todo, memo, lambda case, point: sweep_memo.context_of(case, point, versions),
+        lambda item, result: row_of(item[0], item[1].id, item[2], result))
     tir = sum(1 for p in runnable if p.tir)
     print(f"passes: {len(runnable)} passes ({tir} TIR) x {len(cases)} cases x "
           f"their points = {len(work)} checks, {len(work) - len(todo)} already done "
           f"({len(selected) - len(runnable)} passes skipped)", file=sys.stderr)
     started = time.monotonic()
-    checked = 0
+    decided = 0
 
-    def options_of(item) -> Options:
+    def options_of(item, probe: bool = False) -> Options:
         name, case, point = item
         return Options(layout=case.layout, target=args.target, path="pass",
-                       sweep_pass=name, sweep_point=point, sweep_register=args.register)
+                       sweep_pass=name, sweep_point=point, sweep_register=args.register,
+                       sweep_probe=probe)
 
-    def one(item):
-        name, case, point = item
+    def one(job):
+        """(row, Seen) of a check; (None, (Seen, Result)) of a probe; a remembered row."""
+        if job.answer is not None:
+            return job.answer, None
+        name, case, point = job.item
         begun = time.monotonic()
-        row = row_of(name, case.id, point,
-                     run_isolated(case.id, options_of(item), timeout=args.timeout))
-        return {**row, "seconds": round(time.monotonic() - begun, 2)}
+        keys = []
+        result = run_isolated(case.id, options_of(job.item, job.probe), timeout=args.timeout,
+                              on_event=lambda event: keys.append(event["key"])
+                              if event["event"] == sweep_input.EVENT else None)
+        key = keys[0] if keys else None
+        if job.probe:
+            return None, (sweep_memo.probe_of(result, key), result)
+        seen = sweep_memo.seen_of(name, result, key)
+        row = {**row_of(name, case.id, point, result),
+               "seconds": round(time.monotonic() - begun, 2)}
+        return ({**row, "input": seen.key} if seen.key else row), seen
 
-    def keep(item, row):
-        nonlocal checked
-        checked += 1
-        rows.append(row)
-        if journal:
+    def keep(job, outcome):
+        nonlocal decided
+        row, seen = outcome
+        if job.probe:
+            return schedule.probed(job, *seen)
+        again = _name(job.item) in rows   # checked for real after it was answered
+        decided += not again
+        rows[_name(job.item)] = row
+        if job.answer is not None:   # journaled at the end: memory may take it back
+            unjournaled[_name(job.item)] = row
+        elif journal:
+            unjournaled.pop(_name(job.item), None)
             journal.append(row)
-        if row["failing"] or checked % 50 == 0 or checked == len(todo):
-            print(f"[{checked}/{len(todo)}] {row['pass']} on {row['case']} @ "
+        if row["failing"] or decided % 50 == 0 or decided == len(todo):
+            print(f"[{decided}/{len(todo)}] {row['pass']} on {row['case']} @ "
                   f"{row['point']}: {row['verdict']}", file=sys.stderr, flush=True)
+        return schedule.finished(job, row, seen)
 
     first = (lambda: validate(todo[0][1].id, options_of(todo[0]))) if todo else None
+    unjournaled: dict[tuple, dict] = {}   # remembered rows, one journal line each at the end
     try:
-        interrupted = batch.run(todo, one, args.jobs, keep, first=first)
+        interrupted = batch.run(schedule.start(), one, args.jobs, keep, first=first)
     finally:
         if journal:
+            for row in unjournaled.values():
+                journal.append(row)
             journal.close()
+    rows = list(rows.values())
+    checked = decided - schedule.remembered
     if interrupted:
         kept = f"; {journal.kept()}" if journal else ""
-        print(f"passes: interrupted after {checked} of {len(todo)} checks{kept}",
+        print(f"passes: interrupted after {decided} of {len(todo)} checks{kept}",
               file=sys.stderr)
     seconds = time.monotonic() - started
     if args.store_durations:
-        shards.write_durations(args.store_durations, {_duration_key(row_key(row)): row["seconds"]
-                                                for row in rows if "seconds" in row})
+        shards.write_durations(args.store_durations, {
+            _duration_key(row_key(row)): row.get("seconds", 0.0) for row in rows
+            if "seconds" in row or "remembered" in row})
     if args.out:
         with open(os.path.join(args.out, "passes.json"), "w") as handle:
             json.dump({"rows": rows, "seconds": round(seconds, 1)}, handle, indent=1)
@@ -255,12 +296,19 @@ def _sweep(args) -> int:
     else:
         print(markdown(rows))
     print(f"passes: {checked} checks in {seconds:.0f} s "
-          f"({checked / seconds if seconds else 0:.1f}/s)", file=sys.stderr)
+          f"({checked / seconds if seconds else 0:.1f}/s), {schedule.remembered} more "
+          f"answered from memory ({schedule.probes} points probed)", file=sys.stderr)
     return interrupted if interrupted else exit_code_of_rows(rows)
 
 
 def row_key(row: dict) -> tuple:
     return (row["pass"], row["case"], row["point"])
+
+
+def _name(item) -> tuple:
+    """A work item's row key: (pass, case id, point)."""
+    name, case, point = item
+    return name, case.id, point
 
 
 def _duration_key(key: tuple) -> str:
@@ -288,7 +336,10 @@ def register(sub) -> None:
                         "passes.json and the rows journal here")
     add_journal_options(p, "passes-rows.jsonl", "this TVM, target and --register file")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1)
-    add_shard_options(p, "pass x case x point checks")
+    p.add_argument("--no-memo", action="store_true",
+                   help="check every (pass, case, point), even a pass on an input it was "
+                        "already checked on (by default that row is remembered)")
+    add_shard_options(p, "(model, pass group) units of checks")
     p.add_argument("--target", default="llvm")
     p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT)
     p.set_defaults(func=cmd_passes)

@@ -21,8 +21,7 @@ import time
 from harness import classify, doors
 from harness.catalog import cases as catalog
 from harness.options import Options
-from harness.runner import cross_release, reproducer, reproducer_spec
-from harness.runner.path_runner import PathRunner
+from harness.runner import cross_release, reproducer, reproducer_spec, sweep_input
 from harness.signature import Signature
 from harness.tvmapi import loading
 from harness.verdict import BadInput, Outcome, Phase, Result, StageRecord, Violation
@@ -53,7 +52,7 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
         result.task_output = relax_task.run(spec["task"], case)
         return result
     crash_input = os.path.join(workdir, CRASH_INPUT) if options.keep_crash_input else None
-    runner = PathRunner(options, emit, crash_input_path=crash_input)   # BadInput: exit 2
+    runner = sweep_input.runner(options, emit, crash_input)   # BadInput: exit 2
     if spec.get("validate"):
         return result
     started = time.perf_counter()
