@@ -466,3 +466,20 @@ def test_the_guard_leaves_a_hand_built_module_for_the_tests_own_normalize(
     assert record.not_well_formed >= 1, record
     # What stays is TVMScript's: its parser folds the output's `(cond,)[0]` to `cond`.
     assert not [v for v in record.violations if v.copier != "tvmscript"], record.violations
+
+
+@pytest.mark.in_process_tvm
+def test_a_module_structural_hashing_does_not_cover_is_unsupported_not_an_error():
+    """Found by the guarded run of TVM's tests (test_frontend_nn_extern_module.py): a module
+    carrying a compiled runtime module in its attrs (`external_mods`, as nn.ExternModule
+    leaves it) has no structural hash in tvm_ffi. The copy oracles cannot fingerprint or
+    compare it: `unsupported` with TVM's reason, not an `error` blamed on the pass."""
+    from harness.tvmapi.loading import tvm
+    module = tvm().script.from_source(RELU)
+    runtime_module = tvm().compile(module, target="llvm")
+    runtime_module = getattr(runtime_module, "mod", runtime_module)
+    carrying = module.with_attr("external_mods", [runtime_module])
+    record = _guarded_record(lambda: tvm().relax.transform.Normalize()(carrying))
+    kinds = {(v.kind, v.access_path) for v in record.violations}
+    assert kinds == {("unsupported", "(structural hash)")}, record.violations
+    assert "StructuralHash is not supported" in record.violations[0].detail

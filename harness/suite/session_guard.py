@@ -28,7 +28,7 @@ import time
 
 from harness import classify
 from harness.oracles import roundtrip, roundtrip_memo
-from harness.tvmapi import calls, context_hook, copiers, ir, structure
+from harness.tvmapi import calls, context_hook, copiers, errors, ir, structure
 from harness.tvmapi.pass_guard import PassGuard
 from harness.verdict import Outcome, Phase, Violation
 
@@ -198,9 +198,11 @@ class SessionGuard:
             return
         hashed = classify.Call.of(STAGE, structure.structural_hash, module)
         if not hashed.ok:
+            unhashable = errors.is_unhashable(hashed.error)   # the oracle's limit: said
             record.violations.append(_tvm_failed(
-                hashed, "error", "(structural hash)", f"the pass's {what} cannot be hashed",
-                pass_name, phase=Phase.CHECKS))
+                hashed, Outcome.UNSUPPORTED if unhashable else Outcome.ERROR,
+                "(structural hash)", f"the pass's {what} cannot be hashed", pass_name,
+                phase=Phase.COPY if unhashable else Phase.CHECKS))
             return
         key = hashed.value
         if key in self.remembered:

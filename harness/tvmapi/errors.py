@@ -1,4 +1,5 @@
-"""What TVM's error texts mean: the frontend refusing an operator is "cannot test"."""
+"""What TVM's error texts mean: the frontend refusing an operator, or a module holding an
+object structural hashing does not cover, is "cannot test"."""
 from __future__ import annotations
 
 # The frontend's explicit refusals (measured on the onnx-node catalog, 0.27.0.post1):
@@ -19,3 +20,10 @@ def is_unsupported_op_error(exc: BaseException) -> bool:
     return ("OpNotImplemented" in text or "OpAttributeInvalid" in text
             or ("not supported" in lowered and "operator" in lowered)
             or any(refusal in lowered for refusal in _REFUSALS))
+
+
+def is_unhashable(exc: BaseException) -> bool:
+    """tvm_ffi's structural hash refusing a type it has no hash kind for (an extern module
+    in a module's attrs, `relax.frontend.nn`'s ExternModule): a limit of the oracle, which
+    cannot fingerprint or compare such a module, not a finding against a pass."""
+    return isinstance(exc, TypeError) and "StructuralHash is not supported" in str(exc)
