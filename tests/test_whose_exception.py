@@ -377,3 +377,16 @@ def test_cli_exits_4_for_a_bug_in_our_copier(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "harness-error" in proc.stdout and "lossy-roundtrip" not in proc.stdout
+
+
+def test_a_module_structural_hashing_does_not_cover_is_unsupported_on_a_path():
+    """A module carrying a compiled runtime module in its attrs (`external_mods`, as
+    nn.ExternModule leaves it): tvm_ffi has no structural hash for it, so the guards cannot
+    fingerprint the source. `unsupported` with TVM's reason, not an `error` against TVM."""
+    relax_module = _foldable_module()
+    compiled = loading.tvm().compile(relax_module, target="llvm")
+    carrying = relax_module.with_attr("external_mods", [getattr(compiled, "mod", compiled)])
+    result = PathRunner(Options(), copier_table={}).run(carrying, Result("extern"))
+    assert [(v.kind, v.access_path) for v in result.violations] == [
+        ("unsupported", "(structural hash)")], result.violations
+    assert "StructuralHash is not supported" in result.violations[0].detail

@@ -91,7 +91,13 @@ class PathRunner:
             recorder.violate(Violation(Outcome.HARNESS_ERROR, bug.stage or _last_stage(result),
                                        "(harness)", str(bug)))
             return result
-        if not checked.ok:   # TVM failing inside a check (a save_json, a structural hash)
+        if not checked.ok and errors.is_unhashable(checked.error):
+            # the guards' limit, not TVM's finding: they cannot fingerprint this module
+            recorder.violate(Violation(
+                Outcome.UNSUPPORTED, _last_stage(result), "(structural hash)",
+                f"the module holds an object tvm_ffi's structural hash does not cover, so "
+                f"the guards cannot fingerprint it: {checked.detail}", phase=Phase.CHECKS))
+        elif not checked.ok:   # TVM failing inside a check (a save_json, a structural hash)
             recorder.violate(Violation(Outcome.ERROR, _last_stage(result), "(exception)",
                                        checked.detail, phase=Phase.CHECKS))
         return result
