@@ -179,7 +179,8 @@ def markdown(summary: dict) -> str:
     counted = ", ".join(f"{n} {o}" for o, n in sorted(summary["outcomes"].items()))
     lines = [f"# {_title(summary)}: {summary['status']}", "", headline(summary), "",
              f"Tests: {counted}. The tests' own time {summary['test_seconds']} s, the "
-             f"guard's {summary['guard_seconds']} s on top. TVM {summary['versions'].get('tvm_version')}, "
+             f"guard's {summary['guard_seconds']} s on top. "
+             f"TVM {summary['versions'].get('tvm_version')}, "
              f"tvm-ffi {summary['versions'].get('tvm_ffi_version')}.", "",
              "| status | signature | count | example test | entry |", "|---|---|---|---|---|"]
     for finding in summary["findings"]:
