@@ -99,3 +99,31 @@ def identity_changes(before: tuple, after: tuple) -> list[str]:
             and structural_hash(infos_before) != structural_hash(infos_after):
         changed.append("(global infos)")
     return sorted(changed)
+
+
+def functions_sharing_variables(mod) -> list[str]:
+    """Names of the functions whose parameters are the very objects another function of the
+    module also takes (a pass that cloned a PrimFunc without renewing its variables, as the
+    Adreno backend's texture specialization does): one object in two functions, which a
+    JSON graph keeps and a text cannot say."""
+    owners: dict[int, str] = {}
+    sharing: set[str] = set()
+    for global_var, func in mod.functions_items():
+        for param in getattr(func, "params", ()):
+            other = owners.setdefault(param.__chandle__(), global_var.name_hint)
+            if other != global_var.name_hint:
+                sharing.update((other, global_var.name_hint))
+    return sorted(sharing)
+
+
+def equal_function_by_function(original, copy) -> bool:
+    """The same functions by name, each structurally equal on its own (free variables
+    mapped), and equal module attrs and global infos: the modules differ, if at all, only
+    in which objects their functions share."""
+    names = sorted(gv.name_hint for gv in original.get_global_vars())
+    if names != sorted(gv.name_hint for gv in copy.get_global_vars()):
+        return False
+    return (all(first_mismatch(original[name], copy[name], map_free_vars=True) is None
+                for name in names)
+            and structural_equal(original.attrs, copy.attrs)
+            and structural_equal(original.global_infos, copy.global_infos))
