@@ -59,7 +59,7 @@ def _hash_of(piece, weights_apart: bool) -> tuple:
 @dataclasses.dataclass
 class Piece:
     piece: object
-    label: str          # the function's name, "(module attrs)", "(global infos)", "(weight)"
+    label: str          # the function's name, "(module attrs)", "(global infos)", "(a weight of F)"
     first_seen: int     # the index of the first pass handed it
     hash: object        # the structural hash (a Relax function's: see piece_hash), or None
     weights_apart: bool = False
@@ -96,6 +96,3 @@ class SeenPieces:
         """The pieces whose structural hash moved since they were first seen."""
         return [entry for entry in self.pieces.values() if entry.hash is not None
                 and piece_hash(entry.piece, entry.weights_apart)[0] != entry.hash]
-
-    def __len__(self) -> int:
-        return len(self.pieces)
