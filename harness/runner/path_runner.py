@@ -26,7 +26,7 @@ from harness.oracles.copies import CopyChecks
 from harness.oracles.fingerprint import Fingerprint
 from harness.oracles.recorder import Emit, Recorder, no_emit
 from harness.runner.mutations import MutationBlame
-from harness.tvmapi import calls, copiers, errors, loading
+from harness.tvmapi import calls, copiers, errors, loading, structure
 from harness.tvmapi.pass_guard import PassGuard, Watched
 from harness.tvmapi.pipelines import Pipeline, build
 from harness.verdict import Outcome, Phase, Result, StageRecord, Violation
@@ -85,19 +85,24 @@ class PathRunner:
         The checks between stages are classified here: the stage of what they raised is
         the last one recorded (stage "" leaves it to this call)."""
         recorder = Recorder(result, self.emit)
+        if self.options.checks:
+            hashed = classify.Call.of("import", structure.structural_hash, source)
+            if not hashed.ok and errors.is_unhashable(hashed.error):
+                # the guards' limit, not TVM's finding: they cannot fingerprint the module
+                # handed in (a module a pass makes unhashable is that pass's finding)
+                recorder.violate(Violation(
+                    Outcome.UNSUPPORTED, "import", "(structural hash)",
+                    "the module holds an object tvm_ffi's structural hash does not cover, "
+                    f"so the guards cannot fingerprint it: {hashed.detail}",
+                    phase=Phase.CHECKS))
+                return result
         try:
             checked = classify.Call.of("", lambda: _Run(self, source, recorder).all())
         except HarnessBug as bug:
             recorder.violate(Violation(Outcome.HARNESS_ERROR, bug.stage or _last_stage(result),
                                        "(harness)", str(bug)))
             return result
-        if not checked.ok and errors.is_unhashable(checked.error):
-            # the guards' limit, not TVM's finding: they cannot fingerprint this module
-            recorder.violate(Violation(
-                Outcome.UNSUPPORTED, _last_stage(result), "(structural hash)",
-                f"the module holds an object tvm_ffi's structural hash does not cover, so "
-                f"the guards cannot fingerprint it: {checked.detail}", phase=Phase.CHECKS))
-        elif not checked.ok:   # TVM failing inside a check (a save_json, a structural hash)
+        if not checked.ok:   # TVM failing inside a check (a save_json, a structural hash)
             recorder.violate(Violation(Outcome.ERROR, _last_stage(result), "(exception)",
                                        checked.detail, phase=Phase.CHECKS))
         return result
