@@ -122,8 +122,8 @@ def _scan(func) -> tuple[bool, bool]:
             return
         if not ir.has_type(expr):
             found["untyped"] = True
-        elif type(expr).__name__ in ("Constant", "GenericConst"):
-            tensor = ir.constant_tensor(expr)
+        else:
+            tensor = ir.tensor_of(expr)
             found["constant"] = found["constant"] or (tensor is not None
                                                       and len(tensor.shape) > 0)
     tvm().relax.analysis.post_order_visit(func.body, visit)

@@ -89,12 +89,19 @@ def constant_tensors(func) -> list:
     found = []
 
     def visit(expr):
-        if type(expr).__name__ in ("Constant", "GenericConst"):
-            tensor = constant_tensor(expr)
-            if tensor is not None:
-                found.append(tensor)
+        tensor = tensor_of(expr)
+        if tensor is not None:
+            found.append(tensor)
     tvm().relax.analysis.post_order_visit(func.body, visit)
     return found
+
+
+def tensor_of(expr):
+    """The tensor of a constant expression; None for any other expression, and for a
+    constant holding another literal (a dtype)."""
+    if type(expr).__name__ not in ("Constant", "GenericConst"):   # 0.27: GenericConst
+        return None
+    return constant_tensor(expr)
 
 
 def has_type(expr) -> bool:

@@ -46,7 +46,7 @@ from typing import Callable
 
 from harness.classify import Call, HarnessBug
 from harness.tvmapi import calls, copiers, structure
-from harness.tvmapi.seen_pieces import Piece, SeenPieces
+from harness.tvmapi.seen_pieces import Piece, SeenPieces, piece_hash
 from harness.verdict import PassRecord
 
 
@@ -54,9 +54,9 @@ def _hash(mod) -> int | None:
     """The structural hash of a pass's input, or None for a module TVM cannot hash (an
     attribute of a type without hash support): the guard must not fail a run a plain
     PassContext would finish; the checks after the stage report such a module. Our own
-    exception is no "no hash": it leaves as a HarnessBug (the stage is the caller's)."""
-    hashed = Call.of("", structure.structural_hash, mod)
-    return hashed.value if hashed.ok else None
+    exception is no "no hash": it leaves as a HarnessBug (the stage is the caller's).
+    The same rule as for one piece (seen_pieces.piece_hash), over the whole module."""
+    return piece_hash(mod)[0]
 
 
 class Watched:
