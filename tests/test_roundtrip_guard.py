@@ -198,3 +198,49 @@ def test_functions_sharing_parameters_are_not_a_tvmscript_loss():
     lossy = loading.tvm().IRModule({
         "add_one": copy["add_one"], "add_one_clone": copy["add_one_clone"].with_attr("lost", 1)})
     assert roundtrip.compare(module, lossy, "tvmscript", "suite") is not None
+
+
+def _private_and_impure_text() -> str:
+    """A module printed with every decorator form that takes options: private PrimFuncs
+    (LegalizeOps'), a private relax function and an impure one."""
+    tvm = loading.tvm()
+    relax = tvm.relax
+    builder = relax.BlockBuilder()
+    x = relax.Var("x", ir.tensor_annotation((4,), "float32"))
+    with builder.function("main", [x]):
+        with builder.dataflow():
+            output = builder.emit_output(builder.emit(relax.op.nn.relu(x)))
+        builder.emit_func_output(output)
+    module = relax.transform.LegalizeOps()(builder.get())
+    main = module["main"]
+    module["helper"] = main.without_attr("global_symbol")
+    module["main"] = relax.Function(main.params, main.body, ir.return_type(main), False,
+                                    main.attrs)
+    text = module.script()
+    for form in ("T.prim_func(private=True", "R.function(private=True",
+                 "R.function(pure=False"):
+        assert form in text
+    return text
+
+
+def test_the_copier_parses_what_tvm_parses_without_capturing_stacks(monkeypatch):
+    """The TVMScript copier's parse skips the decorators' `inspect.stack()` (half a parse's
+    time) and parses the same module as `tvm.script.from_source`: privacy and purity, read
+    from the syntax tree, included. Seeded: a stack capture during the copier's parse
+    raises."""
+    import inspect
+    tvm = loading.tvm()
+    text = _private_and_impure_text()
+    expected = tvm.script.from_source(text)
+    assert copiers._parse_namespace() is not None   # every supported release has it
+
+    def no_stack_capture(*args, **kwargs):
+        raise AssertionError("the copier's parse captured the calling stack")
+    monkeypatch.setattr(inspect, "stack", no_stack_capture)
+    parsed = copiers.parse_tvmscript(text)
+    assert structure.first_mismatch(parsed, expected) is None
+    assert parsed.script() == expected.script()
+    assert parsed["helper"].attrs.get("global_symbol") is None      # private
+    assert parsed["main"].is_pure is False
+    with pytest.raises(Exception, match="captured the calling stack"):
+        tvm.script.from_source(text)      # TVM's own namespace does capture it

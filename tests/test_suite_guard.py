@@ -483,3 +483,29 @@ def test_a_module_structural_hashing_does_not_cover_is_unsupported_not_an_error(
     kinds = {(v.kind, v.access_path) for v in record.violations}
     assert kinds == {("unsupported", "(structural hash)")}, record.violations
     assert "StructuralHash is not supported" in record.violations[0].detail
+
+
+@pytest.mark.in_process_tvm
+def test_the_session_cap_bounds_copies_but_not_the_mutation_guard():
+    """Past the session's count of copies (`--harness-guard-max-modules`) a module is
+    counted, not copied, in test order; the per-pass guard still names a seeded in-place
+    mutation there."""
+    import seeded
+    from harness.suite.session_guard import SessionGuard
+    from harness.tvmapi.loading import tvm
+    guard = SessionGuard(max_modules=1)
+    guard.install()
+    try:
+        guard.begin_test("seeded::first")
+        tvm().relax.transform.Normalize()(tvm().script.from_source(RELU))
+        first = guard.end_test()
+        guard.begin_test("seeded::second")
+        legalized = tvm().relax.transform.LegalizeOps()(tvm().script.from_source(RELU))
+        seeded.mutating_pass(legalized)
+        second = guard.end_test()
+    finally:
+        guard.uninstall()
+    assert (first.modules_copied, first.over_cap) == (1, 0), first
+    assert second.modules_copied == 0 and second.over_cap >= 2, second
+    assert [(v.kind, v.pass_name) for v in second.violations] == \
+        [("mutated", "SeededMutatingPass")], second.violations

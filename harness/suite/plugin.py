@@ -43,6 +43,9 @@ def pytest_addoption(parser):
                     help=f"where records and the summary go (default {DEFAULT_OUT})")
     group.addoption("--harness-guard-max-bytes", type=int, default=None, metavar="N",
                     help="modules whose JSON text is larger are counted, not copied")
+    group.addoption("--harness-guard-max-modules", type=int, default=None, metavar="N",
+                    help="copy at most N distinct modules in this session (each xdist "
+                         "worker's; default 3000): the rest are counted, not copied")
     group.addoption("--harness-guard-no-memo", action="store_true",
                     help="make every copy, even one this TVM build made losslessly of the "
                          "same module before (remembered in .harness-cache/roundtrip-memo)")
@@ -120,8 +123,11 @@ class GuardedSession:
         """On the first test (an xdist controller runs none, and never imports TVM)."""
         from harness.suite import session_guard
         max_bytes = self.config.getoption("harness_guard_max_bytes")
+        max_modules = self.config.getoption("harness_guard_max_modules")
         self.guard = session_guard.SessionGuard(
             max_bytes=max_bytes or session_guard.DEFAULT_MAX_BYTES,
+            max_modules=session_guard.DEFAULT_MAX_MODULES if max_modules is None
+            else max_modules,
             memo=not self.config.getoption("harness_guard_no_memo"))
         self.guard.install()
 
