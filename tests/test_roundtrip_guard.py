@@ -244,3 +244,18 @@ def test_the_copier_parses_what_tvm_parses_without_capturing_stacks(monkeypatch)
     assert parsed["main"].is_pure is False
     with pytest.raises(Exception, match="captured the calling stack"):
         tvm.script.from_source(text)      # TVM's own namespace does capture it
+
+
+def test_only_compiling_the_copy_sees_code_that_follows_object_identity(monkeypatch):
+    """What the compile path's costliest oracle buys (the compile of a copy of its input,
+    most of check / bare's floor there): a compile whose code follows object identity
+    (seeded; VMShapeLower really does, docs/findings.md) is lossy on the copy, named as
+    following identity, while every copier's own comparison of the copy passes."""
+    from harness.tvmapi import calls
+    monkeypatch.setattr(calls, "compile_module", seeded.compile_by_address(
+        calls.compile_module))
+    result = run_in_process(path="compile")
+    assert [(v.kind, v.access_path) for v in result.violations] == \
+        [("lossy-roundtrip", "tasks")], result.violations
+    assert "follows object identity" in result.violations[0].detail
+    assert {record.verdict for record in result.copiers} <= {"pass", "unsupported"}
