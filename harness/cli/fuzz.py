@@ -4,6 +4,8 @@ For each generated graph (through the ONNX frontend or built directly as Relax):
 the path never mutates its source or any stage input, both copies are lossless
 and extract the same tasks, and extraction is deterministic. Hypothesis shrinks
 a failure; the minimal example is written out as a standalone reproducer.
+`--generator ops` draws Relax programs over the whole operator registry instead
+(harness.cli.fuzz_ops), through the same checks, steered toward passes that rewrite.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from harness.options import Options
 from harness.oracles import roundtrip
 from harness.runner import reproducer, reproducer_spec
 from harness.runner.path_runner import PathRunner
-from harness.tvmapi import calls, ir, loading
+from harness.tvmapi import calls, ir, loading, pass_rewrites
 from harness.tvmapi.inject import load_copier
 from harness.verdict import Outcome, Phase, Result, Violation
 from harness.versions import envs
@@ -29,20 +31,38 @@ from harness.versions import envs
 LAYOUT_CONVERSIONS = ("relax.permute_dims", "relax.layout_transform")
 
 
-def check_spec(spec, door: str, options: Options, copiers=None, observe=None) -> Result:
-    """Both invariants and determinism over one generated graph (a GraphSpec), in-process.
+GENERATORS = ("graphs", "ops")
+
+
+def build_spec(spec, door: str):
+    """The module a generated spec stands for: a GraphSpec through its door, an
+    op_programs.OpProgram (door relax) built directly."""
+    from harness.catalog import graphs, op_programs
+    if isinstance(spec, op_programs.OpProgram):
+        from harness.cli.fuzz_ops import to_relax as program_to_relax
+        return program_to_relax(spec)
+    from harness.cli.fuzz_graphs import to_relax
+    return calls.from_onnx(graphs.to_onnx(spec)) if door == "onnx" else to_relax(spec)
+
+
+def check_spec(spec, door: str, options: Options, copiers=None, observe=None,
+               rewrote: set | None = None) -> Result:
+    """Both invariants and determinism over one generated spec (a GraphSpec or an
+    OpProgram), in-process.
 
     The same runner as `check`; determinism is the path run twice on fresh
-    imports giving the same outcome. `observe(stage, input, output)` sees each stage.
+    imports giving the same outcome. `observe(stage, input, output)` sees each stage;
+    `rewrote` collects the passes whose output differed from their input.
     """
-    from harness.catalog import graphs
-    from harness.cli.fuzz_graphs import to_relax
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
-    build = (lambda: calls.from_onnx(graphs.to_onnx(spec))) if door == "onnx" else \
-        (lambda: to_relax(spec))
+    build = lambda: build_spec(spec, door)   # noqa: E731
     runner = PathRunner(options, copier_table=copiers, stop=has_news, observe=observe)
+    if rewrote is not None:   # the same guard, also noting each pass that rewrote
+        runner.guard = pass_rewrites.RewriteNotingGuard(runner.emit)
     result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
                                         **loading.versions()))
+    if rewrote is not None:
+        rewrote |= runner.guard.rewrote
     if not has_news(result):
         again = PathRunner(dataclasses.replace(options, checks=False)).run(
             build(), Result(case=f"graph[{door}]"))
@@ -72,6 +92,8 @@ class FuzzRun:
     door: str = ""
     reproducer: str | None = None
     layout_conversions: list[int] = dataclasses.field(default_factory=list)  # per example
+    generator: str = "graphs"
+    passes_rewrote: list[int] = dataclasses.field(default_factory=list)  # per example (ops)
 
 
 def check_and_steer(spec, door: str, options: Options, copiers=None,
@@ -88,6 +110,20 @@ def check_and_steer(spec, door: str, options: Options, copiers=None,
     return result, conversions
 
 
+def check_and_steer_program(program, options: Options, copiers=None,
+                            steer: bool = True) -> tuple[Result, int]:
+    """check_spec on an op program, and how many distinct passes of the path rewrote it
+    (output structurally unlike input); `steer` hands that count to hypothesis.target, so
+    generation drifts toward programs the passes really rewrite. Inside a hypothesis
+    test only."""
+    from hypothesis import target
+    rewrote: set[str] = set()
+    result = check_spec(program, "relax", options, copiers, rewrote=rewrote)
+    if steer:
+        target(float(len(rewrote)), label="distinct passes that rewrote")
+    return result, len(rewrote)
+
+
 def layout_conversions_inserted(counts: list[int]):
     """An observer for check_spec: appends how many layout conversions ConvertLayout
     inserted (the graphs where the layout pass really rewrites something)."""
@@ -100,27 +136,34 @@ def layout_conversions_inserted(counts: list[int]):
 
 def run(examples: int, seed: int | None = None, options: Options | None = None,
         copier: str | None = None, out_dir: str = "reproducers", progress=None,
-        steer: bool = True) -> FuzzRun:
-    """Fuzz `examples` graphs. `steer`: hypothesis.target on the number of layout
-    conversions ConvertLayout inserted, so generation drifts toward graphs the layout pass
-    rewrites (the seed bug's kind); `FuzzRun.layout_conversions` has that number per example."""
+        steer: bool = True, generator: str = "graphs") -> FuzzRun:
+    """Fuzz `examples` graphs (`generator` graphs) or op programs (ops). `steer`:
+    hypothesis.target on the number of layout conversions ConvertLayout inserted (graphs),
+    or of distinct passes that rewrote the program (ops), so generation drifts toward
+    inputs the passes rewrite; `FuzzRun.layout_conversions` / `passes_rewrote` has that
+    number per example."""
     # hypothesis is a test extra: imported here so the CLI starts without it.
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as with_seed
     from hypothesis import strategies as st
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    from harness.catalog import graphs
-    from harness.cli.fuzz_graphs import graph_specs, to_relax
+    from harness.cli.fuzz_graphs import graph_specs
     options = options or Options()
     copiers = None
     if copier:
         copiers = dict(roundtrip.COPIERS, json=load_copier(copier))
-    outcome = FuzzRun(0, 0.0)
+    outcome = FuzzRun(0, 0.0, generator=generator)
     last: list = []
+    if generator == "ops":
+        from harness.cli.fuzz_ops import op_programs_strategy
+        specs, doors = op_programs_strategy(), st.just("relax")
+    else:
+        specs, doors = graph_specs(), st.sampled_from(["onnx", "relax"])
 
     # One example database per set of hooks: seeded failures must not replay in real runs.
-    hooks = envs.key({"inject": options.inject_pass or "", "copier": copier or ""})
+    hooks = envs.key({"inject": options.inject_pass or "", "copier": copier or "",
+                      **({"generator": generator} if generator != "graphs" else {})})
     database = DirectoryBasedExampleDatabase(os.path.join(paths.cache_dir(), "fuzz-db", hooks))
 
     # No explain phase: it re-runs the shrunk failure many times (about 20 s of a 25 s
@@ -128,11 +171,15 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     @settings(max_examples=examples, deadline=None, print_blob=True, database=database,
               suppress_health_check=list(HealthCheck),
               phases=[phase for phase in Phase if phase is not Phase.explain])
-    @given(spec=graph_specs(), door=st.sampled_from(["onnx", "relax"]))
+    @given(spec=specs, door=doors)
     def prop(spec, door):
         outcome.examples += 1
-        result, conversions = check_and_steer(spec, door, options, copiers, steer)
-        outcome.layout_conversions.append(conversions)
+        if generator == "ops":
+            result, rewrote = check_and_steer_program(spec, options, copiers, steer)
+            outcome.passes_rewrote.append(rewrote)
+        else:
+            result, conversions = check_and_steer(spec, door, options, copiers, steer)
+            outcome.layout_conversions.append(conversions)
         if progress and outcome.examples % 10 == 0:
             progress(f"{outcome.examples} examples, {time.monotonic() - started:.0f} s")
         if has_news(result):
@@ -147,17 +194,26 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
         outcome.failure, outcome.spec, outcome.door = result, spec, door
         violation = outcome.violation = news(result)[0]
         graph_options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
-        frontend = reproducer_spec.template_of(violation) == "import"
-        module = None if frontend else (
-            to_relax(spec) if door == "relax" else calls.from_onnx(graphs.to_onnx(spec)))
-        folder = os.path.join(out_dir, f"graph-{violation.kind}-{int(time.time())}")
+        frontend = reproducer_spec.template_of(violation) == "import" and generator == "graphs"
+        module = None if frontend else build_spec(spec, door)
+        kind = "program" if generator == "ops" else "graph"
+        folder = os.path.join(out_dir, f"{kind}-{violation.kind}-{int(time.time())}")
+        flag = f" --generator {generator}" if generator != "graphs" else ""
+        sizes = (f"a generated program of {len(spec.applications)} op applications"
+                 if generator == "ops" else f"a generated graph of {len(spec.layers)} layers")
         outcome.reproducer = reproducer.write(
             folder, violation=violation, options=graph_options, versions=loading.versions(),
-            command=f"python -m harness fuzz --seed {seed} (shrunk: {spec!r}, door {door})",
-            module=module, model=graphs.to_onnx(spec) if frontend else None,
-            copier_hook=copier, sizes=f"a generated graph of {len(spec.layers)} layers")
+            command=f"python -m harness fuzz{flag} --seed {seed} (shrunk: {spec!r}, "
+                    f"door {door})",
+            module=module, model=_onnx_model(spec) if frontend else None,
+            copier_hook=copier, sizes=sizes)
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def _onnx_model(spec):
+    from harness.catalog import graphs
+    return graphs.to_onnx(spec)
 
 
 def cmd_fuzz(args) -> int:
@@ -166,11 +222,17 @@ def cmd_fuzz(args) -> int:
                       inject_before=args.inject_before)
     outcome = run(args.examples, args.seed, options, args.inject_copier, args.out,
                   progress=lambda text: print(f"fuzz: {text}", file=sys.stderr, flush=True),
-                  steer=not args.no_steer)
+                  steer=not args.no_steer, generator=args.generator)
     rate = outcome.examples / outcome.seconds if outcome.seconds else 0.0
-    rewritten = sum(1 for count in outcome.layout_conversions if count > 0)
-    print(f"fuzz: {outcome.examples} examples in {outcome.seconds:.1f} s ({rate:.2f}/s); "
-          f"ConvertLayout inserted layout conversions in {rewritten} of them")
+    if outcome.generator == "ops":
+        counts = outcome.passes_rewrote
+        mean = sum(counts) / len(counts) if counts else 0.0
+        print(f"fuzz: {outcome.examples} op programs in {outcome.seconds:.1f} s "
+              f"({rate:.2f}/s); {mean:.1f} distinct passes rewrote each, on average")
+    else:
+        rewritten = sum(1 for count in outcome.layout_conversions if count > 0)
+        print(f"fuzz: {outcome.examples} examples in {outcome.seconds:.1f} s ({rate:.2f}/s); "
+              f"ConvertLayout inserted layout conversions in {rewritten} of them")
     if outcome.failure:
         print(f"fuzz: {outcome.violation.kind}: {outcome.violation.one_line()}")
         print(f"fuzz: shrunk to {outcome.spec!r} via {outcome.door}")
@@ -188,9 +250,13 @@ def register(sub) -> None:
     p.add_argument("--target", default="llvm")
     p.add_argument("--inject-pass", metavar="FILE.py:FUNC", default=None)
     p.add_argument("--inject-before", default=None, metavar="STAGE")
+    p.add_argument("--generator", choices=GENERATORS, default="graphs",
+                   help="graphs: conv/layout graphs (default); ops: Relax programs over "
+                        "the whole operator registry")
     p.add_argument("--no-steer", action="store_true",
                    help="do not steer generation toward graphs ConvertLayout rewrites "
-                        "(hypothesis.target on the layout conversions it inserts)")
+                        "(hypothesis.target on the layout conversions it inserts), or op "
+                        "programs toward passes that rewrite")
     p.add_argument("--inject-copier", metavar="FILE.py:EXPR", default=None,
                    help="replace the JSON copier (to prove the round-trip guard bites)")
     p.set_defaults(func=cmd_fuzz)
