@@ -45,6 +45,15 @@ def build_spec(spec, door: str):
     return calls.from_onnx(graphs.to_onnx(spec)) if door == "onnx" else to_relax(spec)
 
 
+def case_name(spec, door: str) -> str:
+    """What the registry's `case` matches a generated input by: `graph-onnx` and
+    `graph-relax` for the conv/layout graphs' doors, `ops-relax` for an op program (so an
+    entry for one generator's findings never explains the other's). No brackets: a case
+    is matched as a glob, where `[relax]` is a character class."""
+    from harness.catalog import op_programs
+    return f"ops-{door}" if isinstance(spec, op_programs.OpProgram) else f"graph-{door}"
+
+
 def check_spec(spec, door: str, options: Options, copiers=None, observe=None,
                rewrote: set | None = None) -> Result:
     """Both invariants and determinism over one generated spec (a GraphSpec or an
@@ -56,16 +65,17 @@ def check_spec(spec, door: str, options: Options, copiers=None, observe=None,
     """
     options = dataclasses.replace(options, desired_layouts=spec.desired_layouts())
     build = lambda: build_spec(spec, door)   # noqa: E731
+    case = case_name(spec, door)
     runner = PathRunner(options, copier_table=copiers, stop=has_news, observe=observe)
     if rewrote is not None:   # the same guard, also noting each pass that rewrote
         runner.guard = pass_rewrites.RewriteNotingGuard(runner.emit)
-    result = runner.run(build(), Result(case=f"graph[{door}]", options=options.to_json(),
+    result = runner.run(build(), Result(case=case, options=options.to_json(),
                                         **loading.versions()))
     if rewrote is not None:
         rewrote |= runner.guard.rewrote
     if not has_news(result):
         again = PathRunner(dataclasses.replace(options, checks=False)).run(
-            build(), Result(case=f"graph[{door}]"))
+            build(), Result(case=case))
         if again.outcome != result.outcome:
             result.add(Violation(Outcome.ERROR, runner.pipeline.final.name, "(outcome)",
                                  "the path is not deterministic: two runs on fresh imports "

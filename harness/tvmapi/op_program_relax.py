@@ -71,8 +71,9 @@ class CheckingGraph:
         if not fields or any(t is None for t in types):
             self.refusal = f"inferred {ty}: not tensors of static shape"
             return None
-        if any(0 in shape for shape, _ in types):
-            self.refusal = f"inferred {ty}: a zero-size tensor"
+        if any(size <= 0 for shape, _ in types for size in shape):
+            # a zero size, or a negative one inference let through (repeat(x, -1, 0))
+            self.refusal = f"inferred {ty}: a zero-size or negative-size tensor"
             return None
         outputs = self._outputs(bound, fields)
         for tensor, found in zip(outputs, types, strict=True):

@@ -189,6 +189,10 @@ def _signature(op: str) -> OpSignature:
     registered = tvm().ir.Op.get(op)
     if not bool(registered.get_attr("FPurity")):
         raise Undrivable("impure: not allowed in a dataflow block")
+    if op.startswith("relax.grad."):
+        # Their inference returns an argument's type unchecked (src/relax/op/tensor/grad.cc):
+        # almost every draw is an invalid program TVM accepts, then LegalizeOps refuses.
+        raise Undrivable("a gradient op: inference does not check its arguments")
     try:
         signature = inspect.signature(found)
     except (TypeError, ValueError) as exc:
