@@ -13,6 +13,7 @@ import tempfile
 
 import pytest
 from helpers import ROOT, cli_here, without_torch
+from reproducer_runner import Runner
 
 from harness.catalog import known_issues
 from harness.tvmapi import loading
@@ -34,21 +35,38 @@ def _bug_is_here(issues, versions: dict) -> bool:
     return any(issue.on_stack(versions) for issue in issues)
 
 
-def _answers_as_registered(reproducer, issues, python: str, versions: dict) -> None:
+def _answers_as_registered(reproducer, issues, python: str, versions: dict,
+                           runner: Runner | None = None) -> None:
+    """`runner`: fork it from a parent that imported TVM once (the default run) instead of
+    a fresh interpreter (the nightly, on every release)."""
     path = os.path.join(issues[0].base, reproducer)
     env = dict(os.environ)
     with open(path) as handle:
-        if "import torch" not in handle.read():   # as a user without torch runs it
-            env["PYTHONPATH"] = without_torch(NO_TORCH_DIR)
-    proc = subprocess.run([python, path], capture_output=True, text=True, timeout=600,
-                          cwd=os.path.dirname(path), env=env)
-    if proc.returncode == 2 and python != sys.executable:
+        needs_torch = "import torch" in handle.read()
+    if not needs_torch:   # as a user without torch runs it
+        env["PYTHONPATH"] = without_torch(NO_TORCH_DIR)
+    if runner is not None and not needs_torch:
+        code, printed = runner.run(path, os.path.join(NO_TORCH_DIR, "reproducer-output.txt"))
+    else:
+        proc = subprocess.run([python, path], capture_output=True, text=True, timeout=600,
+                              cwd=os.path.dirname(path), env=env)
+        code, printed = proc.returncode, proc.stdout + proc.stderr[-2000:]
+    if code == 2 and python != sys.executable:
         return   # it cannot run on that release (its TVMScript is newer): no answer
     expected = 1 if _bug_is_here(issues, versions) else 0
-    assert proc.returncode == expected, (
-        f"{reproducer}: exit {proc.returncode}, registry expects {expected} on "
-        f"{versions}\n{proc.stdout}{proc.stderr[-2000:]}")
-    assert ("reproduces" if expected else "does not reproduce") in proc.stdout
+    assert code == expected, (
+        f"{reproducer}: exit {code}, registry expects {expected} on {versions}\n{printed}")
+    assert ("reproduces" if expected else "does not reproduce") in printed
+
+
+@pytest.fixture(scope="module")
+def runner():
+    """One parent per pytest process, without torch on its path, as the reproducers run."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [without_torch(NO_TORCH_DIR), os.environ.get("PYTHONPATH", "")]))
+    started = Runner(env)
+    yield started
+    started.close()
 
 
 REPRODUCERS = sorted(_entries_by_reproducer().items())
@@ -56,8 +74,8 @@ NAMES = [os.path.basename(reproducer) for reproducer, _ in REPRODUCERS]
 
 
 @pytest.mark.parametrize("reproducer, issues", REPRODUCERS, ids=NAMES)
-def test_reproducer_answers_as_registered(reproducer, issues):
-    _answers_as_registered(reproducer, issues, sys.executable, loading.versions())
+def test_reproducer_answers_as_registered(reproducer, issues, runner):
+    _answers_as_registered(reproducer, issues, sys.executable, loading.versions(), runner)
 
 
 @pytest.mark.nightly
