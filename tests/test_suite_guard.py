@@ -491,6 +491,7 @@ def test_the_session_cap_bounds_copies_but_not_the_mutation_guard():
     counted, not copied, in test order; the per-pass guard still names a seeded in-place
     mutation there."""
     import seeded
+
     from harness.suite.session_guard import SessionGuard
     from harness.tvmapi.loading import tvm
     guard = SessionGuard(max_modules=1)

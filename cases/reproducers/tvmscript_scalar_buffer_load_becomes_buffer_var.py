@@ -50,7 +50,7 @@ text = module.script(show_meta=True)
 try:
     copy = tvm.script.from_source(text)
 except Exception as exc:  # noqa: BLE001 - the printed text itself is the bug's evidence
-    line = next((l.strip() for l in text.splitlines() if "use" in l), "?")
+    line = next((text_line.strip() for text_line in text.splitlines() if "use" in text_line), "?")
     print(f"reproduces: the load prints as `{line}`, which does not parse back: "
           f"{str(exc).strip().splitlines()[0][:200]}")
     sys.exit(1)

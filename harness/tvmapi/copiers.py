@@ -75,7 +75,7 @@ def _parse_namespace() -> dict | None:
 
 def _parser_entry():
     try:
-        import tvm.script.parser.core.entry as entry   # noqa: PLC0415 (TVM is imported lazily)
+        import tvm.script.parser.core.entry as entry
     except ImportError:
         return None
     return entry
