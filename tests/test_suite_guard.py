@@ -510,3 +510,13 @@ def test_the_session_cap_bounds_copies_but_not_the_mutation_guard():
     assert second.modules_copied == 0 and second.over_cap >= 2, second
     assert [(v.kind, v.pass_name) for v in second.violations] == \
         [("mutated", "SeededMutatingPass")], second.violations
+
+
+def test_a_negative_or_non_numeric_session_cap_is_refused_by_name():
+    import argparse
+
+    from harness.suite.plugin import _count
+    assert _count("0") == 0 and _count("3000") == 3000
+    for bad, says in (("-3", "expected 0 or more, got -3"), ("x", "expected a whole number")):
+        with pytest.raises(argparse.ArgumentTypeError, match=says):
+            _count(bad)

@@ -33,6 +33,18 @@ DEFAULT_OUT = ".harness-guard"
 COUNTED = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "error")
 
 
+def _count(text: str) -> int:
+    """A number of modules: 0 or more (0: copy none, guard every pass still)."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
+    return value
+
+
 def pytest_addoption(parser):
     group = parser.getgroup("tvm-harness-guard", "guard every TVM pass a test runs "
                                                  "(harness suite guard)")
@@ -43,7 +55,7 @@ def pytest_addoption(parser):
                     help=f"where records and the summary go (default {DEFAULT_OUT})")
     group.addoption("--harness-guard-max-bytes", type=int, default=None, metavar="N",
                     help="modules whose JSON text is larger are counted, not copied")
-    group.addoption("--harness-guard-max-modules", type=int, default=None, metavar="N",
+    group.addoption("--harness-guard-max-modules", type=_count, default=None, metavar="N",
                     help="copy at most N distinct modules in this session (each xdist "
                          "worker's; default 3000): the rest are counted, not copied")
     group.addoption("--harness-guard-no-memo", action="store_true",
