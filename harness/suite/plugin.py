@@ -33,18 +33,6 @@ DEFAULT_OUT = ".harness-guard"
 COUNTED = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "error")
 
 
-def _count(text: str) -> int:
-    """A number of modules: 0 or more (0: copy none, guard every pass still)."""
-    import argparse
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
-    return value
-
-
 def pytest_addoption(parser):
     group = parser.getgroup("tvm-harness-guard", "guard every TVM pass a test runs "
                                                  "(harness suite guard)")
@@ -55,7 +43,7 @@ def pytest_addoption(parser):
                     help=f"where records and the summary go (default {DEFAULT_OUT})")
     group.addoption("--harness-guard-max-bytes", type=int, default=None, metavar="N",
                     help="modules whose JSON text is larger are counted, not copied")
-    group.addoption("--harness-guard-max-modules", type=_count, default=None, metavar="N",
+    group.addoption("--harness-guard-max-modules", type=int, default=None, metavar="N",
                     help="copy at most N distinct modules in this session (each xdist "
                          "worker's; default 3000): the rest are counted, not copied")
     group.addoption("--harness-guard-no-memo", action="store_true",
@@ -70,6 +58,10 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    max_modules = config.getoption("harness_guard_max_modules")
+    if max_modules is not None and max_modules < 0:
+        raise pytest.UsageError(f"--harness-guard-max-modules: expected 0 or more (0: copy "
+                                f"no module, guard every pass still), got {max_modules}")
     guarded = config.getoption("harness_guard")
     if guarded or config.getoption("harness_guard_outcomes"):
         config.pluginmanager.register(GuardedSession(config, guarded), "harness-guard-session")
