@@ -21,10 +21,7 @@ class RelaxGraph:
         c, h, w = shape
         full = (1, h, w, c) if layout == "NHWC" else (1, c, h, w)
         self.x = self.relax.Var("x", ir.tensor_annotation(full, "float32"))
-        self._function = self.builder.function("main", [self.x])
-        self._function.__enter__()
-        self._dataflow = self.builder.dataflow()
-        self._dataflow.__enter__()
+        self.main = ir.DataflowMain(self.builder, [self.x])
 
     def emit(self, expr):
         return self.builder.emit(expr)
@@ -46,12 +43,7 @@ class RelaxGraph:
         return self.emit(self.relax.TupleGetItem(expr, index))
 
     def finish(self, outputs: list):
-        out = outputs[0] if len(outputs) == 1 else self.emit(self.relax.Tuple(outputs))
-        result = self.builder.emit_output(out)
-        self._dataflow.__exit__(None, None, None)
-        self.builder.emit_func_output(result)
-        self._function.__exit__(None, None, None)
-        return self.builder.get()
+        return self.main.finish(outputs)
 
 
 def _conv(g: RelaxGraph, xs, ws, p, shape):

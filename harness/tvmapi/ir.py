@@ -64,6 +64,30 @@ def block_builder():
     return tvm().relax.BlockBuilder()
 
 
+class DataflowMain:
+    """`main` in one dataflow block of `builder`, held open while a generator emits into it
+    binding by binding (not inside one `with`): the conv/layout graph's builder and the op
+    program's. `params` now, or (the op program, whose inputs are drawn as it goes) at
+    `finish`."""
+
+    def __init__(self, builder, params: list | None = None):
+        self.builder = builder
+        self._function = builder.function("main", params)
+        self._function.__enter__()
+        self._dataflow = builder.dataflow()
+        self._dataflow.__enter__()
+
+    def finish(self, outputs: list, params: list | None = None):
+        """The module whose `main` returns the one output, or a tuple of several."""
+        out = outputs[0] if len(outputs) == 1 else \
+            self.builder.emit(tvm().relax.Tuple(outputs))
+        result = self.builder.emit_output(out)
+        self._dataflow.__exit__(None, None, None)
+        self.builder.emit_func_output(result, params=params)
+        self._function.__exit__(None, None, None)
+        return self.builder.get()
+
+
 def relax_op():
     return tvm().relax.op
 

@@ -87,10 +87,7 @@ class RelaxProgram(CheckingGraph):
     def __init__(self):
         super().__init__()
         self.params: list = []
-        self._function = self.builder.function("main")
-        self._function.__enter__()
-        self._dataflow = self.builder.dataflow()
-        self._dataflow.__enter__()
+        self.main = ir.DataflowMain(self.builder)
 
     def _input_name(self) -> str:
         return f"x{len(self.params)}"
@@ -110,9 +107,4 @@ class RelaxProgram(CheckingGraph):
                 for index in range(len(fields))]
 
     def finish(self, outputs: list):
-        out = outputs[0] if len(outputs) == 1 else self.builder.emit(self.relax.Tuple(outputs))
-        result = self.builder.emit_output(out)
-        self._dataflow.__exit__(None, None, None)
-        self.builder.emit_func_output(result, params=self.params)
-        self._function.__exit__(None, None, None)
-        return self.builder.get()
+        return self.main.finish(outputs, params=self.params)
