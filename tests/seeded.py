@@ -153,6 +153,16 @@ hidden_weight_write = tvm.transform.Sequential(
      tvm.relax.transform.Normalize()], name="SeededWeightPipeline")
 
 
+# Two pipelines of one name handed one input: the per-pass guard takes the second for a
+# repeat of the first (it watches a repeat's passes by identity only) until a name differs;
+# from there on it hashes as usual, so the weight write inside the second is still seen.
+twin_pipelines = tvm.transform.Sequential(
+    [tvm.transform.Sequential([tvm.relax.transform.Normalize()], name="SeededTwin"),
+     tvm.transform.Sequential([tvm.relax.transform.Normalize(), fresh_copy_pass,
+                               weight_write_pass], name="SeededTwin")],
+    name="SeededTwinPipelines")
+
+
 def raise_value_error(mod):
     """A pass that fails as TVM passes do (an exception, not a crash)."""
     raise ValueError("seeded failure inside a pass")

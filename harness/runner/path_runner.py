@@ -174,10 +174,12 @@ class _Run:
         input_json = self.pipeline.round_trip_output and stage is self.pipeline.final
         input_fp = (Fingerprint.of(current, with_json=input_json)
                     if checks and current is not self.source else None)
-        watched = [Watched("source", self.source)] if checks else []
-        if checks and current is not self.source:
-            watched.append(Watched("stage input", current))
-        guard.begin_stage(stage.name, watched if self.options.pass_guard else [])
+        watched = []
+        if checks and self.options.pass_guard:
+            watched.append(Watched("source", self.source))
+            if current is not self.source:
+                watched.append(Watched("stage input", current))
+        guard.begin_stage(stage.name, watched)
         self.runner.emit({"event": "stage-start", "name": stage.name})
         started = time.perf_counter()
         ran, running = self._guarded(stage, current)

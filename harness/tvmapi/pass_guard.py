@@ -17,7 +17,11 @@ FoldConstant's nested builds):
     before and after every pass, sees, at a fraction of its cost); an edit found there
     is `edited_in_place` and the runner replays the stage under the `eager` check, the
     hash of each pass's whole input before and after it, to name the pass. The suite
-    guard and the JSON replay are eager throughout;
+    guard and the JSON replay are eager throughout. A pass application that repeats
+    one already checked in the stage (the same pass, in the same enclosing passes, on an
+    input of the same hash: FoldConstant's nested builds of equal subgraphs) has its
+    nested passes watched by identity only while they run the names the first one ran
+    (_Repeat);
   * after it, the identity maps of the watched modules (the path's source and the
     stage's input), which a pass may mutate without touching its own input;
   * in replay mode (`json_watch`), the JSON text of the pass's input and of the
@@ -62,26 +66,46 @@ def _hash(mod) -> int | None:
 class Watched:
     """A module whose fingerprint must not move while a stage runs.
 
-    Two fingerprints: the module's identity map (cheap, checked after every pass) and
-    a deep one, its structural hash or in replay mode its JSON text (checked after every
-    pass only when replaying; the stage guard hashes it at the stage's end anyway).
+    Its identity map is checked after every pass (cheap). In replay mode (`by_json`) its
+    JSON text is too; otherwise no deep fingerprint is taken at all: the stage guard hashes
+    the source and the stage input at every stage end anyway, and a hash taken here (a
+    structural hash of a possibly 50 MB module per stage) would be that work done twice.
     """
 
     def __init__(self, label: str, module, by_json: bool = False):
         self.label, self.module = label, module
-        self.deep: Callable = copiers.save_json if by_json else structure.structural_hash
+        self.deep: Callable | None = copiers.save_json if by_json else None
         self.identity = structure.module_identity(module)
-        self.expected = self.deep(module)
+        self.expected = self.deep(module) if self.deep else None
 
-    def moved(self, deep: bool = True) -> bool:
+    def moved(self) -> bool:
         identity = structure.module_identity(self.module)
-        now = self.deep(self.module) if deep else self.expected
+        now = self.deep(self.module) if self.deep else None
         if now == self.expected and not structure.identity_changes(self.identity, identity):
             self.identity = identity
             return False
         # Blame the next change on the pass that makes it.
-        self.identity, self.expected = identity, self.deep(self.module)
+        self.identity, self.expected = identity, now
         return True
+
+
+class _Repeat:
+    """A pass application that repeats one already checked in this stage: the same pass, at
+    the same place (its enclosing applications alike), on an input with the same structural
+    hash. Its passes are followed against the names the first one ran; while they match,
+    each is watched by its identity map only (no deep hash). The first name that differs
+    ends the repeat: that pass and every later one are hashed as usual."""
+
+    def __init__(self, names: list[str]):
+        self.names, self.position, self.broken = names, 0, False
+
+    def follows(self, name: str) -> bool:
+        if not self.broken and self.position < len(self.names) \
+                and self.names[self.position] == name:
+            self.position += 1
+            return True
+        self.broken = True
+        return False
 
 
 @dataclasses.dataclass
@@ -94,6 +118,9 @@ class _Open:
     identity: tuple
     hash: int | None
     json_text: str | None
+    context: tuple | None = None    # (name, input key, the enclosing one's context): a memo key
+    trace: list | None = None       # the names of the passes it ran, while it runs (a memo value)
+    repeat: _Repeat | None = None   # the repeat it is, or runs inside
 
 
 @dataclasses.dataclass
@@ -122,6 +149,7 @@ class PassGuard:
         # once). Otherwise each piece once and at the stage's end (seen_pieces).
         self.eager = eager or json_watch or shared_only
         self.seen = SeenPieces()
+        self.memo: dict[tuple, list[str]] = {}   # context -> the names its first one ran
         self.edited_in_place: list[Piece] = []   # found at the stage's end, pass unnamed
         self.stage = ""
         self.records: list[PassRecord] = []
@@ -129,6 +157,7 @@ class PassGuard:
         self.findings: list[Finding] = []
         self.watched: list[Watched] = []
         self.counter = 0
+        self.followed = 0   # applications inside a repeat, watched by identity only
         # (module, its hash) a no-op pass handed on, kept only until the next pass starts
         self.last_hashed: tuple | None = None
         self.bug: HarnessBug | None = None   # ours, in a callback: kept, never raised into TVM
@@ -139,8 +168,9 @@ class PassGuard:
     def begin_stage(self, name: str, watched: list[Watched]) -> None:
         self.stage, self.watched = name, watched
         self.records, self.stack, self.findings, self.counter = [], [], [], 0
+        self.followed = 0
         self.last_hashed, self.bug, self.tvm_error = None, None, None
-        self.seen, self.edited_in_place = SeenPieces(), []
+        self.seen, self.memo, self.edited_in_place = SeenPieces(), {}, []
 
     def running(self) -> tuple[str, int] | None:
         """(name, index) of the innermost pass still running (after an exception)."""
@@ -157,7 +187,7 @@ class PassGuard:
                 self.edited_in_place = verified.value
             else:
                 self.tvm_error = (verified.error, None)
-        self.seen = SeenPieces()   # the references go with the stage
+        self.seen, self.memo = SeenPieces(), {}   # the references go with the stage
         return sorted(self.records, key=lambda record: record.index)
 
     def _close(self, raised: list[_Open], now: float) -> None:
@@ -185,9 +215,7 @@ class PassGuard:
             return
         identity = structure.module_identity(mod)
         if not self.eager:
-            self.seen.add(mod, identity, self.counter)
-            self.stack.append(_Open(name, self.counter, time.perf_counter(), mod, identity,
-                                    None, None))
+            self.stack.append(self._open_deferred(name, mod, identity))
             return
         # The previous pass changed nothing and handed this very module on: its hash,
         # taken after that pass, is this input's (one structural hash per no-op pass).
@@ -195,6 +223,32 @@ class PassGuard:
         self.stack.append(_Open(name, self.counter, time.perf_counter(), mod, identity,
                                 known if known is not None else _hash(mod),
                                 copiers.save_json(mod) if self.json_watch else None))
+
+    def _open_deferred(self, name: str, mod, identity: tuple) -> _Open:
+        """Its input's pieces hashed as first seen (seen_pieces), or, inside a repeat whose
+        names still match (_Repeat), its identity map only: FoldConstant builds each
+        constant subgraph through a whole nested pipeline, the same one many times over
+        (light_resnet50: 373 builds of 120 distinct inputs, 22,007 of its 22,030 pass
+        applications), and each repeat would hash some sixty new functions twice."""
+        parent = self.stack[-1] if self.stack else None
+        for entry in self.stack:
+            if entry.trace is not None:
+                entry.trace.append(name)
+        inside = parent.repeat if parent is not None else None
+        if inside is not None and inside.follows(name):
+            self.followed += 1
+            return _Open(name, self.counter, time.perf_counter(), mod, identity, None, None,
+                         repeat=inside)
+        key = self.seen.add(mod, identity, self.counter)
+        context = None
+        if key is not None and (parent is None or parent.context is not None):
+            context = (name, key, parent.context if parent is not None else None)
+        first = self.memo.get(context) if context is not None else None
+        if first is not None:
+            return _Open(name, self.counter, time.perf_counter(), mod, identity, None, None,
+                         context, repeat=_Repeat(first))
+        return _Open(name, self.counter, time.perf_counter(), mod, identity, None, None,
+                     context, trace=[] if context is not None else None)
 
     def run_after_pass(self, mod, info) -> None:
         now, name = time.perf_counter(), str(info.name)
@@ -208,18 +262,18 @@ class PassGuard:
         self._close(self.stack[position + 1:], now)
         del self.stack[position:]
         record = PassRecord(self.stage, entry.name, entry.index, round(now - entry.started, 5))
+        if entry.trace is not None:   # ran to its end: a later repeat can follow it
+            self.memo.setdefault(entry.context, entry.trace)
         how, after_hash = self._how_input_moved(entry)
         if how:
             record.mutated_input = True
             self.findings.append(Finding(record, "its input", how))
         elif after_hash is not None and mod is not None and entry.module.same_as(mod):
             self.last_hashed = (mod, after_hash)   # a no-op pass: its output is its input
-        # Cheap identity maps of the watched modules after every pass; their deep
-        # fingerprint (a structural hash of a possibly 50 MB source) only when replaying:
-        # the stage guard hashes them at every stage end anyway.
-        deep = self.json_watch
+        # The watched modules' identity maps after every pass (their JSON text too when
+        # replaying: Watched).
         for watched in self.watched:
-            if watched.moved(deep):
+            if watched.moved():
                 record.mutated_input = record.mutated_input or watched.label == "stage input"
                 self.findings.append(Finding(record, watched.label,
                                              "a function was rebound in place"))

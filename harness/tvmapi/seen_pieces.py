@@ -68,29 +68,38 @@ class Piece:
 class SeenPieces:
     def __init__(self):
         self.pieces: dict[int, Piece] = {}   # by handle: the same object, not an equal one
+        self.map_keys: dict[int, tuple | None] = {}   # a function map's key, by its handle
 
-    def add(self, mod, identity: tuple, index: int) -> None:
-        """The pieces of a pass's input not seen before in this stage, hashed now.
-        `identity`: the module's identity map (structure.module_identity), made already."""
+    def add(self, mod, identity: tuple, index: int) -> tuple | None:
+        """The pieces of a pass's input not seen before in this stage, hashed now; returns
+        the input's key (each piece's hash as first seen, by name), or None when a piece
+        cannot be hashed. `identity`: the module's identity map (structure.module_identity)."""
         functions, _attrs, global_infos = identity
-        if functions.__chandle__() not in self.pieces:   # a map seen whole: no new function
-            self.pieces[functions.__chandle__()] = Piece(functions, "(functions)", index, None)
-            for global_var, function in functions.items():
-                self._add(function, global_var.name_hint, index)
-        self._add(getattr(mod, "attrs", None), "(module attrs)", index)
-        self._add(global_infos, "(global infos)", index)
+        handle = functions.__chandle__()
+        if handle not in self.pieces:   # a map seen whole: no new function
+            self.pieces[handle] = Piece(functions, "(functions)", index, None)
+            named = [(global_var.name_hint, self._add(function, global_var.name_hint, index))
+                     for global_var, function in functions.items()]
+            self.map_keys[handle] = None if any(hashed is None for _, hashed in named) \
+                else tuple(sorted(named))
+        rest = (self._add(getattr(mod, "attrs", None), "(module attrs)", index),
+                self._add(global_infos, "(global infos)", index))
+        functions_key = self.map_keys[handle]
+        return None if functions_key is None or None in rest else (functions_key, rest)
 
-    def _add(self, piece, label: str, index: int) -> None:
+    def _add(self, piece, label: str, index: int):
+        """The piece's hash as first seen ("" for no piece), hashing it if new."""
         if piece is None:
-            return
+            return ""
         handle = piece.__chandle__()
         if handle in self.pieces:
-            return
+            return self.pieces[handle].hash
         apart = isinstance(piece, _relax_function())
         hashed, weights = piece_hash(piece, apart)
         self.pieces[handle] = Piece(piece, label, index, hashed, apart)
         for tensor in weights:   # hashed whole, once each
             self._add(tensor, f"(a weight of {label})", index)
+        return hashed
 
     def edited(self) -> list[Piece]:
         """The pieces whose structural hash moved since they were first seen."""
