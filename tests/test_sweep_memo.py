@@ -278,3 +278,25 @@ def test_every_check_is_decided_whatever_order_they_finish_in(seed):
     assert len(rows) == 5 * 4 * 2
     checked = [(swept, keys[(case.id, point)]) for swept, case, point in ran]
     assert len(checked) == len(set(checked)) == 5 * 4   # each (pass, input) once
+
+
+def test_a_resumed_sweep_answers_from_what_the_first_part_checked(tmp_path):
+    """An interrupted sweep's journal rebuilds the memo: resumed, the second of two
+    identical inputs is answered from the check the first part made, with that row."""
+    (tmp_path / "plain.py").write_text(MODULE)
+    (tmp_path / "again.py").write_text(MODULE)
+    (tmp_path / "catalog.toml").write_text("".join(
+        f'[[case]]\nid = "span-{name}"\nsource = "file:{name}.py"\n\n'
+        for name in ("plain", "again")))
+    out = str(tmp_path / "sweep")
+    common = ("--cases", str(tmp_path), "--pass", "Normalize", "--point", "imported",
+              "--out", out)
+    code, first, err = _sweep("span-plain", *common)
+    assert code == 0 and "0 more answered from memory" in err, err
+    code, rows, err = _sweep("span-*", *common, "--resume")
+    assert code == 0 and "1 of them back in the memo" in err, err
+    assert "0 checks in" in err and "1 more answered from memory" in err, err
+    again = rows[("Normalize", "span-again", "imported")]
+    assert again["remembered"]["case"] == "span-plain", again
+    assert _as_checked(again) == {**_as_checked(first[("Normalize", "span-plain", "imported")]),
+                                  "case": "span-again"}

@@ -214,13 +214,18 @@ def _sweep(args) -> int:
     rows.update({_name(item): done[_name(item)] for item in work if _name(item) in done})
     todo = [item for item in work if _name(item) not in done]
     memo = None if args.no_memo else sweep_memo.Memo(sweep_memo.volatile_in_registry(versions))
+    context_of = lambda case, point: sweep_memo.context_of(case, point, versions)  # noqa: E731
+    restored = sweep_memo.restore(memo, done.values(), {case.id: case for case in cases},
+                                  context_of) if memo is not None and done else 0
     schedule = sweep_schedule.Schedule(
-        todo, memo, lambda case, point: sweep_memo.context_of(case, point, versions),
+        todo, memo, context_of,
         lambda item, result: row_of(item[0], item[1].id, item[2], result))
     tir = sum(1 for p in runnable if p.tir)
     print(f"passes: {len(runnable)} passes ({tir} TIR) x {len(cases)} cases x "
           f"their points = {len(work)} checks, {len(work) - len(todo)} already done "
-          f"({len(selected) - len(runnable)} passes skipped)", file=sys.stderr)
+          f"({len(selected) - len(runnable)} passes skipped"
+          + (f"; {restored} of them back in the memo" if restored else "") + ")",
+          file=sys.stderr)
     started = time.monotonic()
     decided = 0
 
@@ -246,7 +251,8 @@ def _sweep(args) -> int:
         seen = sweep_memo.seen_of(name, result, key)
         row = {**row_of(name, case.id, point, result),
                "seconds": round(time.monotonic() - begun, 2)}
-        return ({**row, "input": seen.key} if seen.key else row), seen
+        return (sweep_memo.journaled({**row, "input": seen.key}, seen) if seen.key
+                else row), seen
 
     def keep(job, outcome):
         nonlocal decided

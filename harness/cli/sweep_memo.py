@@ -16,6 +16,7 @@ input (harness.cli.sweep_schedule then checks again what it answered for that pa
 
 The memo lives for one run (one shard), on one TVM build, target and --register file;
 `--shard` puts the inputs that repeat, a model's layouts, in one shard (cli.sweep_units).
+A run resumed with `--resume` rebuilds it from its journal (`journaled`, `restore`).
 """
 from __future__ import annotations
 
@@ -133,6 +134,35 @@ class Memo:
         self.volatile.add(swept)
         for memo_key in [k for k in self._rows if k[0] == swept]:
             del self._rows[memo_key]
+
+
+def journaled(row: dict, seen: Seen) -> dict:
+    """The row as the journal keeps it: with what the memo needs to be rebuilt from it when
+    the run is resumed (`restore`), for a row the memo kept or a pass it forgot."""
+    if not (seen.rememberable or seen.volatile):
+        return row
+    return {**row, "memo": {"prefix": seen.prefix, "rememberable": seen.rememberable,
+                            "volatile": seen.volatile}}
+
+
+def restore(memo: Memo, rows, cases: dict, context_of) -> int:
+    """The memo as the interrupted run left it, from its journal's rows (`journaled`): a
+    resumed sweep does not check again an input the first part checked. A pass that gave
+    two outputs for one input is forgotten first, as the run did. How many rows came back."""
+    kept = [row for row in rows if row.get("memo") and "remembered" not in row
+            and row["case"] in cases and row.get("input")]
+    for row in kept:
+        if row["memo"]["volatile"]:
+            memo.forget(row["pass"])
+    restored = 0
+    for row in kept:
+        if row["memo"]["rememberable"] and not memo.is_volatile(row["pass"]):
+            case = cases[row["case"]]
+            memo.store(row["pass"], (row["input"], context_of(case, row["point"]),
+                                     row["memo"]["prefix"]),
+                       row, Origin(case.id, case.layout, row["point"]))
+            restored += 1
+    return restored
 
 
 def remembered_row(row: dict, swept: str, case: str, point: str, origin: Origin) -> dict:
