@@ -16,7 +16,7 @@ with the memo, and printed before/after for each N: runner hours and the slowest
 
 Usage: python bench/nightly_plan.py [--report DIR ...] [--guard-suite DIR]
         [--pytest-durations FILE] [--sweep-seconds-per-case S] [--sweep-heavy-seconds S]
-        [--sweep-heavy GLOB ...] [--sweep-inputs FILE] [--shards 1,2,4,8,16]
+        [--sweep-heavy GLOB ...] [--sweep-inputs FILE] [--shards 1,2,4,8,16] [--carry]
 """
 from __future__ import annotations
 
@@ -101,15 +101,31 @@ def main() -> int:
     parser.add_argument("--sweep-heavy", action="append", metavar="GLOB")
     parser.add_argument("--sweep-inputs", metavar="FILE")
     parser.add_argument("--shards", default="1,2,4,8,16")
+    parser.add_argument("--carry", action="store_true",
+                        help="also plan a night whose report rows are carried")
     args = parser.parse_args()
     counts = [int(n) for n in args.shards.split(",")]
     print(f"{'part':<28} {'units':>6} {'total h':>8}")
     for name, durations in parts(args, max(counts)).items():
         print(f"{name:<28} {len(durations):6d} {sum(durations.values()) / 3600:8.2f}")
+    print_plan(lambda count: parts(args, count), counts)
+    if args.carry:
+        print("\na night that carries the report rows (the same TVM stack, harness, catalog "
+              "and packages as the night before: `report --carry`):")
+        print_plan(lambda count: {name: durations for name, durations
+                                  in parts(args, count).items()
+                                  if not name.startswith("report ")}, counts)
+    if args.sweep_seconds_per_case:
+        print_sweep(args, counts)
+    return 0
+
+
+def print_plan(plan_of, counts: list[int]) -> None:
+    """Per N: the slowest shard, the fastest, the sum, and the slowest shard's parts."""
     print(f"\n{'N':>3} {'slowest shard h':>16} {'fastest h':>10} {'sum h':>7}  "
           "slowest shard's parts")
     for count in counts:
-        plan = parts(args, count)
+        plan = plan_of(count)
         per_shard = [0.0] * count
         breakdown = [dict() for _ in range(count)]
         for name, durations in plan.items():
@@ -122,9 +138,6 @@ def main() -> int:
                                for name, seconds in breakdown[slowest].items())
         print(f"{count:3d} {per_shard[slowest] / 3600:16.2f} {min(per_shard) / 3600:10.2f} "
               f"{sum(per_shard) / 3600:7.2f}  {parts_text}")
-    if args.sweep_seconds_per_case:
-        print_sweep(args, counts)
-    return 0
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from typing import Callable
 
 import harness
 from harness import jsonl
+from harness.cli import carry
 from harness.verdict import BadInput
 
 
@@ -60,7 +61,8 @@ class Journal:
             self._sink = open(self.path, "a" if self.resume else "w", buffering=1)
             if self._sink.tell() and not _ends_with_newline(self.path):
                 self._sink.write("\n")   # after a line a kill cut short: keep ours whole
-        self._sink.write(json.dumps({"stack": self.stack, "row": row}) + "\n")
+        self._sink.write(json.dumps({"stack": self.stack, "inputs": carry.inputs_digest(),
+                                     "row": row}) + "\n")
 
     def close(self) -> None:
         if self._sink is not None:

@@ -10,6 +10,7 @@ must be updated), 4 on a harness error anywhere.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -18,7 +19,7 @@ import time
 from harness import shards
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues, torch_cases
-from harness.cli import batch
+from harness.cli import batch, carry
 from harness.cli.journal import Journal
 from harness.cli.options import (
     add_journal_options,
@@ -35,17 +36,37 @@ from harness.verdict import Result, exit_code_of_rows
 
 
 def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
-    judgement = known_issues.judge(result)
-    status = judgement.status   # a member of the outcome table: failing, exit
     return {"case": case.id, "tags": list(case.tags), "layout": result.options.get("layout"),
             "path": result.options.get("path", "extract"), "target": result.options.get("target"),
-            "verdict": str(result.verdict), "status": str(status), "failing": status.failing,
-            "exit": status.exit, "outcome_count": result.outcome_count,
+            "verdict": str(result.verdict), **_reading(result),
+            "outcome_count": result.outcome_count,
             "wall_seconds": round(wall, 2), "stages": {s.name: s.seconds for s in result.stages},
             "violations": [v.one_line() for v in result.violations],
             "signatures": [Signature.of(v).text() for v in result.violations],
-            "known": judgement.lines(), "stale": judgement.stale_lines(),
+            "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version,
+            "judged": _judged(result)}
+
+
+def _reading(result: Result) -> dict:
+    """What the registry says of the result: the fields a carried row gets anew."""
+    judgement = known_issues.judge(result)
+    status = judgement.status   # a member of the outcome table: failing, exit
+    return {"status": str(status), "failing": status.failing, "exit": status.exit,
+            "known": judgement.lines(), "stale": judgement.stale_lines()}
+
+
+def _judged(result: Result) -> dict:
+    """What the registry reads of a result (no passes, no outcome): enough to read a
+    carried row again against another night's registry."""
+    return {"case": result.case, "verdict": str(result.verdict), "options": result.options,
+            "stages": [dataclasses.asdict(stage) for stage in result.stages],
+            "violations": [violation.to_json() for violation in result.violations],
             "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version}
+
+
+def carried_row(row: dict, folder: str) -> dict:
+    """An earlier night's row, read again against today's registry."""
+    return {**row, **_reading(Result.from_json(row["judged"])), "carried": folder}
 
 
 def row_key(row: dict) -> tuple:
@@ -142,8 +163,21 @@ def cmd_report(args) -> int:
     selected = {_key(case, options) for case, options in work}
     rows = [row for key, row in journal.done.items() if key in selected]
     todo = [(case, options) for case, options in work if _key(case, options) not in journal.done]
-    print(f"report: {len(work)} rows to decide, {len(rows)} already done, {len(todo)} to run, "
-          f"{args.jobs} at a time", file=sys.stderr)
+    earlier = carry.rows(args.carry, "report", journal.stack, row_key)
+    carried = [carried_row(*earlier[key]) for key in (_key(*item) for item in todo)
+               if key in earlier and "judged" in earlier[key][0]]
+    if args.carry:
+        print(f"report: --carry: {len(earlier)} rows of this TVM stack with the same inputs "
+              f"(harness, catalog, installed packages: {carry.inputs_digest()}) in "
+              f"{', '.join(args.carry)}", file=sys.stderr)
+    for row in carried:   # the journal is closed with the run's rows below
+        journal.append(row)
+    rows += carried
+    todo = [item for item in todo if _key(*item) not in {row_key(row) for row in carried}]
+    print(f"report: {len(work)} rows to decide, {len(rows) - len(carried)} already done, "
+          + (f"{len(carried)} carried from an earlier run with the same inputs, "
+             if args.carry else "")
+          + f"{len(todo)} to run, {args.jobs} at a time", file=sys.stderr)
     started = time.monotonic()
 
     def one(item):
@@ -187,6 +221,11 @@ def register(sub) -> None:
                    help="cases checked at once (default: one per core)")
     p.add_argument("--all", action="store_true", help="include cases tagged slow or nightly")
     add_journal_options(p, "report-rows.jsonl", "this TVM")
+    p.add_argument("--carry", action="append", metavar="DIR",
+                   help="take a row from DIR/report-rows.jsonl (an earlier night) instead of "
+                        "checking again when the TVM stack, the harness, the catalog and "
+                        "every installed package are the same (read again against today's "
+                        "registry); repeatable; never for a source build")
     add_shard_options(p, "case x layout x path rows")
     p.add_argument("--layout", choices=sorted(LAYOUTS), default=None)
     p.add_argument("--path", choices=PATH_NAMES, default="extract",

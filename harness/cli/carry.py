@@ -1,0 +1,72 @@
+"""Rows carried from an earlier night: what was computed from the very same inputs is not
+computed again.
+
+A row is a function of what it was computed from: the TVM stack (a released wheel never
+changes), the harness's own code, the case catalog and every installed package (torch,
+onnx...). When all of it is the same as on an earlier night, checking again gives the
+same row; only its reading may differ, since the registry of known issues changes
+between nights, so a carried row is judged again against today's registry (the row keeps
+the violations for that). Every journal line records the digest of those inputs
+(`inputs_digest`); `--carry DIR` takes a row from DIR's journal only when its stack and its
+digest both equal this run's. A source build ("git:" versions) is never carried: the
+same commit may be built from other files.
+
+The nightly restores the previous night's journals with a cache key that also names the
+week, so every case is checked for real at least once a week whatever the digests say.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import sys
+from importlib import metadata
+
+from harness import jsonl, paths
+
+# What a row does not depend on: the registry (a carried row is judged again) and the
+# standalone reproducers.
+_NOT_INPUTS = ("cases/known_issues.toml", "cases/reproducers/")
+
+
+@functools.cache
+def inputs_digest() -> str:
+    """sha256 of this harness's code, the case catalog, the Python version and every
+    installed distribution's name and version."""
+    digest = hashlib.sha256(sys.version.encode())
+    for top in ("harness", "cases"):
+        for folder, subfolders, files in os.walk(os.path.join(paths.REPO_ROOT, top)):
+            subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                relative = os.path.relpath(path, paths.REPO_ROOT).replace(os.sep, "/")
+                if name.endswith(".pyc") or relative.startswith(_NOT_INPUTS):
+                    continue
+                digest.update(relative.encode() + b"\0")
+                with open(path, "rb") as handle:
+                    digest.update(hashlib.sha256(handle.read()).digest())
+    installed = sorted(f"{dist.metadata['Name']}=={dist.version}".lower()
+                       for dist in metadata.distributions() if dist.metadata["Name"])
+    digest.update("\n".join(installed).encode())
+    return digest.hexdigest()[:20]
+
+
+def carryable(stack: dict) -> bool:
+    return not any(str(value).startswith("git:") for value in stack.values())
+
+
+def rows(folders: list[str] | None, command: str, stack: dict,
+         key) -> dict[tuple, tuple[dict, str]]:
+    """{row key: (row, its folder)} of the rows in FOLDER/COMMAND-rows.jsonl, for each
+    folder, whose stack and inputs digest are this run's (the first folder naming a key
+    wins)."""
+    if not folders or not carryable(stack):
+        return {}
+    found: dict[tuple, tuple[dict, str]] = {}
+    digest = inputs_digest()
+    for folder in folders:
+        for line in jsonl.read(os.path.join(folder, f"{command}-rows.jsonl")):
+            if line.get("stack") == stack and line.get("inputs") == digest \
+                    and "row" in line:
+                found.setdefault(key(line["row"]), (line["row"], folder))
+    return found

@@ -1,0 +1,102 @@
+"""`report --carry DIR`: a row computed from the very same inputs on an earlier night is
+taken, not checked again, and read again against today's registry (harness.cli.carry).
+
+A real report makes the earlier night; the carried rows are then edited to show that the
+carry reads them again (a violation no entry explains turns the row red) and that it
+keys on the inputs (another digest is checked again).
+"""
+import json
+import shutil
+
+import pytest
+from helpers import ROOT, SMALL_CASE, cli_here
+
+from harness.cli import carry
+
+pytestmark = pytest.mark.in_process_tvm
+
+
+def _report(out, *more):
+    return cli_here("report", SMALL_CASE, "--out", out, "--jobs", "1", *more)
+
+
+def _lines(folder):
+    with open(f"{folder}/report-rows.jsonl") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def _rewrite(folder, edit):
+    lines = _lines(folder)
+    for line in lines:
+        edit(line)
+    with open(f"{folder}/report-rows.jsonl", "w") as handle:
+        handle.writelines(json.dumps(line) + "\n" for line in lines)
+
+
+@pytest.fixture(scope="module")
+def last_night(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("last-night"))
+    code, _, err = _report(folder)
+    assert code == 0, err
+    return folder
+
+
+def test_a_row_of_the_same_inputs_is_carried_not_checked(last_night, tmp_path):
+    code, _, err = _report(str(tmp_path / "tonight"), "--carry", last_night)
+    assert code == 0, err
+    assert "1 carried from an earlier run with the same inputs, 0 to run" in err, err
+    (line,) = _lines(tmp_path / "tonight")
+    (before,) = _lines(last_night)
+    assert line["row"]["carried"] == last_night
+    assert {k: v for k, v in line["row"].items() if k != "carried"} == before["row"]
+    assert line["inputs"] == before["inputs"] == carry.inputs_digest()
+
+
+def test_a_carried_row_is_read_again_against_todays_registry(last_night, tmp_path):
+    """The earlier night's row says pass; its violations, read against today's registry,
+    say a new finding (as if the registry had lost the entry that explained it)."""
+    earlier = str(tmp_path / "earlier")
+    shutil.copytree(last_night, earlier)
+
+    def unexplained(line):
+        line["row"]["judged"]["violations"].append({
+            "kind": "mutated", "stage": "zero-pipeline", "pass_name": "HarnessNoSuchPass",
+            "access_path": "(its input)", "detail": "seeded: no entry explains this"})
+    _rewrite(earlier, unexplained)
+    code, _, err = _report(str(tmp_path / "tonight"), "--carry", earlier)
+    assert "1 carried" in err, err
+    (line,) = _lines(tmp_path / "tonight")
+    assert line["row"]["status"] == "new" and line["row"]["failing"], line["row"]
+    assert code == 1, err
+
+
+def test_a_row_of_other_inputs_is_checked_again(last_night, tmp_path):
+    earlier = str(tmp_path / "earlier")
+    shutil.copytree(last_night, earlier)
+    _rewrite(earlier, lambda line: line.update(inputs="another harness"))
+    code, _, err = _report(str(tmp_path / "tonight"), "--carry", earlier)
+    assert code == 0 and "0 carried" in err and "1 to run" in err, err
+    (line,) = _lines(tmp_path / "tonight")
+    assert "carried" not in line["row"]
+
+
+def test_a_source_build_is_never_carried(last_night):
+    (line,) = _lines(last_night)
+    stack = {**line["stack"], "tvm_version": "git:5d4dc87213ab"}
+    assert carry.rows([last_night], "report", stack, lambda row: row["case"]) == {}
+    assert carry.rows([last_night], "report", line["stack"], lambda row: row["case"])
+
+
+def test_the_digest_follows_the_code_and_the_catalog_not_the_registry(tmp_path, monkeypatch):
+    for top in ("harness", "cases"):
+        shutil.copytree(f"{ROOT}/{top}", tmp_path / top,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(carry.paths, "REPO_ROOT", str(tmp_path))
+    digest = carry.inputs_digest.__wrapped__
+    first = digest()
+    with open(tmp_path / "cases" / "known_issues.toml", "a") as handle:
+        handle.write("\n# a registry edit: rows are read again, not recomputed\n")
+    assert digest() == first
+    with open(tmp_path / "harness" / "tvmapi" / "pass_guard.py", "a") as handle:
+        handle.write("\n# a code edit\n")
+    assert digest() != first
