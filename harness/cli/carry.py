@@ -51,19 +51,50 @@ def inputs_digest() -> str:
     return digest.hexdigest()[:20]
 
 
+_LIST_DISTRIBUTIONS = ("import importlib.metadata as m; print('\\n'.join(sorted("
+                       "f\"{d.metadata['Name']}=={d.version}\".lower() "
+                       "for d in m.distributions() if d.metadata['Name'])))")
+
+
+def suite_digest(python: str, roots: list[str]) -> str | None:
+    """A guard-suite row's inputs: this harness's (`inputs_digest`), the distributions of
+    the interpreter the tests run in, and every Python file under the suite's roots (the
+    test files, their conftests and helpers). None, never carried, when that interpreter
+    has no apache-tvm wheel (a source build: the same commit may be built from other
+    files) or cannot say what it has."""
+    import subprocess
+    listed = subprocess.run([python, "-c", _LIST_DISTRIBUTIONS], capture_output=True,
+                            text=True)
+    if listed.returncode != 0 or "\napache-tvm==" not in "\n" + listed.stdout:
+        return None
+    digest = hashlib.sha256((inputs_digest() + "\n" + listed.stdout).encode())
+    for root in sorted(roots):
+        walked = [(root, [], [""])] if os.path.isfile(root) else os.walk(root)
+        for folder, subfolders, files in walked:
+            subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                if path.endswith(".py"):
+                    digest.update(path.encode() + b"\0")
+                    with open(path, "rb") as handle:
+                        digest.update(hashlib.sha256(handle.read()).digest())
+    return digest.hexdigest()[:20]
+
+
 def carryable(stack: dict) -> bool:
     return not any(str(value).startswith("git:") for value in stack.values())
 
 
-def rows(folders: list[str] | None, command: str, stack: dict,
-         key) -> dict[tuple, tuple[dict, str]]:
+def rows(folders: list[str] | None, command: str, stack: dict, key,
+         digest: str | None = "") -> dict[tuple, tuple[dict, str]]:
     """{row key: (row, its folder)} of the rows in FOLDER/COMMAND-rows.jsonl, for each
-    folder, whose stack and inputs digest are this run's (the first folder naming a key
-    wins)."""
-    if not folders or not carryable(stack):
+    folder, whose stack and inputs digest (default `inputs_digest()`) are this run's (the
+    first folder naming a key wins). None for `digest`: nothing is carried."""
+    if digest == "":
+        digest = inputs_digest()
+    if not folders or not carryable(stack) or digest is None:
         return {}
     found: dict[tuple, tuple[dict, str]] = {}
-    digest = inputs_digest()
     for folder in folders:
         for line in jsonl.read(os.path.join(folder, f"{command}-rows.jsonl")):
             if line.get("stack") == stack and line.get("inputs") == digest \

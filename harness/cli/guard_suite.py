@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import shutil
 import sys
 import time
 
 from harness import shards
-from harness.cli import batch
+from harness.cli import batch, carry
 from harness.cli.journal import Journal
 from harness.cli.matrix import parse_set
 from harness.cli.options import (
@@ -111,11 +112,17 @@ def cmd_guard_suite(args) -> int:
     python = _python(args)
     stack = {"python": python, "guard": not args.no_guard, "pytest_args": args.pytest_args,
              "set": args.set or ""}
+    digest = carry.suite_digest(python, args.paths)
     journal = Journal(args.out, "guard-suite", args.resume, lambda row: row["file"], stack,
-                      args.fresh)
+                      args.fresh, inputs=digest)
     rows = [row for key, row in journal.done.items() if key in files]
     todo = [path for path in files if path not in journal.done]
-    print(f"guard-suite: {len(files)} files, {len(rows)} already done, {len(todo)} to run, "
+    carried = _carry(args, journal, digest, todo)
+    rows += carried
+    todo = [path for path in todo if path not in {row["file"] for row in carried}]
+    print(f"guard-suite: {len(files)} files, {len(rows) - len(carried)} already done, "
+          + (f"{len(carried)} carried from an earlier run with the same inputs, "
+             if args.carry else "") + f"{len(todo)} to run, "
           f"{'guarded' if not args.no_guard else 'NOT guarded (--no-guard)'}"
           + "".join(f"; {n} excluded by {pattern!r}" for pattern, n in excluded.items()),
           file=sys.stderr)
@@ -150,6 +157,33 @@ def cmd_guard_suite(args) -> int:
     print(f"guard-suite: {len(rows)} files in {time.monotonic() - started:.0f} s -> "
           f"{os.path.join(args.out, 'summary.md')}", file=sys.stderr)
     return result
+
+
+def _carry(args, journal: Journal, digest: str | None, todo: list[str]) -> list[dict]:
+    """The rows of `todo` an earlier run (--carry DIR) made from the same inputs, their
+    records copied into OUT/files (the summary judges them again against today's
+    registry), each journaled; harness.cli.carry says what "the same inputs" is."""
+    if not args.carry:
+        return []
+    earlier = carry.rows(args.carry, "guard-suite", journal.stack, lambda row: row["file"],
+                         digest)
+    print(f"guard-suite: --carry: {len(earlier)} files of this environment with the same "
+          f"inputs (harness, packages, the suite's files: {digest or 'none: not a wheel'}) "
+          f"in {', '.join(args.carry)}", file=sys.stderr)
+    carried = []
+    for path in todo:
+        if path not in earlier:
+            continue
+        row, folder = earlier[path]
+        records = os.path.join(folder, "files", file_run.slug(path))
+        if not os.path.isdir(records):   # its records are gone: check it again
+            continue
+        shutil.copytree(records, os.path.join(args.out, "files", file_run.slug(path)),
+                        dirs_exist_ok=True)
+        row = {**row, "carried": folder}
+        journal.append(row)
+        carried.append(row)
+    return carried
 
 
 def _write(args, files: list[str], rows: list[dict], excluded: dict[str, int]) -> int:
@@ -212,5 +246,10 @@ def register(sub) -> None:
                    help="do not run what failed (a test) or was killed (a file) under the "
                         "guard again without it")
     add_journal_options(p, "guard-suite-rows.jsonl", "this environment")
+    p.add_argument("--carry", action="append", metavar="DIR",
+                   help="take a file's row and records from DIR (an earlier night) instead of "
+                        "running it again when the environment's packages (a TVM wheel), the "
+                        "harness and the suite's files are the same; judged again against "
+                        "today's registry; repeatable")
     add_shard_options(p, "test files")
     p.set_defaults(func=cmd_guard_suite, pytest_args=[], takes_pytest_args=True)

@@ -41,10 +41,13 @@ class Journal:
     this (bad input found while validating) leaves the earlier rows as they were."""
 
     def __init__(self, out_dir: str, command: str, resume: bool,
-                 key: Callable[[dict], tuple], stack: dict, fresh: bool = False):
+                 key: Callable[[dict], tuple], stack: dict, fresh: bool = False,
+                 inputs: str | None = ""):
         self.path = os.path.join(out_dir, f"{command}-rows.jsonl")
         self.stack = {**stack, "row_format": ROW_FORMAT, "harness": harness.__version__}
         self.resume = resume
+        # what the rows were computed from besides the stack (harness.cli.carry)
+        self.inputs = carry.inputs_digest() if inputs == "" else inputs
         self.done: dict[tuple, dict] = {}
         earlier = read_rows(self.path)
         if resume:
@@ -61,7 +64,7 @@ class Journal:
             self._sink = open(self.path, "a" if self.resume else "w", buffering=1)
             if self._sink.tell() and not _ends_with_newline(self.path):
                 self._sink.write("\n")   # after a line a kill cut short: keep ours whole
-        self._sink.write(json.dumps({"stack": self.stack, "inputs": carry.inputs_digest(),
+        self._sink.write(json.dumps({"stack": self.stack, "inputs": self.inputs,
                                      "row": row}) + "\n")
 
     def close(self) -> None:
