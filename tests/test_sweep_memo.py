@@ -201,7 +201,10 @@ def _sweep(*args):
 
 
 def _as_checked(row: dict) -> dict:
-    return {key: value for key, value in row.items() if key not in ("seconds", "remembered")}
+    """The row's reading: not its time, where memory found it, or the result it keeps for a
+    later night (`judged`, which a row answered from memory leaves out)."""
+    return {key: value for key, value in row.items()
+            if key not in ("seconds", "remembered", "judged")}
 
 
 def test_an_input_swept_twice_is_remembered_with_the_row_its_check_gives():
@@ -300,3 +303,28 @@ def test_a_resumed_sweep_answers_from_what_the_first_part_checked(tmp_path):
     assert again["remembered"]["case"] == "span-plain", again
     assert _as_checked(again) == {**_as_checked(first[("Normalize", "span-plain", "imported")]),
                                   "case": "span-again"}
+
+
+def test_an_earlier_nights_sweep_is_carried_and_fills_the_memo(tmp_path):
+    """`passes --carry DIR`: last night's row of the same inputs is taken (read again
+    against today's registry) and put back in the memo, so an identical input met only
+    tonight is answered from it: nothing is checked."""
+    (tmp_path / "plain.py").write_text(MODULE)
+    (tmp_path / "again.py").write_text(MODULE)
+    (tmp_path / "catalog.toml").write_text("".join(
+        f'[[case]]\nid = "span-{name}"\nsource = "file:{name}.py"\n\n'
+        for name in ("plain", "again")))
+    common = ("--cases", str(tmp_path), "--pass", "Normalize", "--point", "imported")
+    last_night = str(tmp_path / "night1")
+    code, first, err = _sweep("span-plain", *common, "--out", last_night)
+    assert code == 0, err
+    code, rows, err = _sweep("span-*", *common, "--out", str(tmp_path / "night2"),
+                             "--carry", last_night)
+    assert code == 0, err
+    assert "1 carried from an earlier run with the same inputs (1 of them back in the memo)" \
+        in err and "0 checks in" in err and "1 more answered from memory" in err, err
+    plain = rows[("Normalize", "span-plain", "imported")]
+    assert plain["carried"] == last_night
+    assert _as_checked(plain) == {**_as_checked(first[("Normalize", "span-plain", "imported")]),
+                                  "carried": last_night}
+    assert rows[("Normalize", "span-again", "imported")]["remembered"]["case"] == "span-plain"

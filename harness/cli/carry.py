@@ -16,6 +16,7 @@ week, so every case is checked for real at least once a week whatever the digest
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -23,6 +24,7 @@ import sys
 from importlib import metadata
 
 from harness import jsonl, paths
+from harness.verdict import Result
 
 # What a row does not depend on: the registry (a carried row is judged again) and the
 # standalone reproducers.
@@ -101,3 +103,20 @@ def rows(folders: list[str] | None, command: str, stack: dict, key,
                     and "row" in line:
                 found.setdefault(key(line["row"]), (line["row"], folder))
     return found
+
+
+def judged(result: Result) -> dict:
+    """What the registry reads of a result (no passes, no outcome): kept in a row so that a
+    carried row can be read again against another night's registry (`result_of`)."""
+    return {"case": result.case, "verdict": str(result.verdict), "options": result.options,
+            # what ran, not how long (a row's own `stages` / `seconds` say that): the same
+            # check gives the same judged part
+            "stages": [{**dataclasses.asdict(stage), "seconds": 0.0} for stage in result.stages],
+            "violations": [violation.to_json() for violation in result.violations],
+            "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version}
+
+
+def result_of(kept: dict, case: str) -> Result:
+    """The result a row keeps (`judged`), as seen at `case` (a pass sweep row answered from
+    memory keeps the row of the case where the check ran)."""
+    return Result.from_json({**kept, "case": case})

@@ -31,7 +31,7 @@ import time
 from harness import shards
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
-from harness.cli import batch, sweep_memo, sweep_schedule, sweep_units
+from harness.cli import batch, carry, sweep_memo, sweep_schedule, sweep_units
 from harness.cli.journal import Journal
 from harness.cli.options import (
     add_journal_options,
@@ -188,8 +188,8 @@ def _sweep(args) -> int:
                       f"{entry['skipped'] or 'runs'}")
         return EXIT_PASS
     cases = catalog.select_for_run(args.cases)
-    if (args.resume or args.fresh) and not args.out:
-        raise BadInput("--resume and --fresh are about the rows journal of --out DIR: "
+    if (args.resume or args.fresh or args.carry) and not args.out:
+        raise BadInput("--resume, --fresh and --carry are about the rows journal of --out DIR: "
                        "give --out")
     runnable = [p for p in selected if p.make is not None]
     work = [(p.name, case, point) for p in runnable
@@ -213,19 +213,25 @@ def _sweep(args) -> int:
             for p in selected if p.make is None}
     rows.update({_name(item): done[_name(item)] for item in work if _name(item) in done})
     todo = [item for item in work if _name(item) not in done]
+    carried = _carry(args, journal, todo)
+    rows.update(carried)
+    todo = [item for item in todo if _name(item) not in carried]
     memo = None if args.no_memo else sweep_memo.Memo(sweep_memo.volatile_in_registry(versions))
     context_of = lambda case, point: sweep_memo.context_of(case, point, versions)  # noqa: E731
-    restored = sweep_memo.restore(memo, done.values(), {case.id: case for case in cases},
-                                  context_of) if memo is not None and done else 0
+    earlier = [*done.values(), *carried.values()]
+    restored = sweep_memo.restore(memo, earlier, {case.id: case for case in cases},
+                                  context_of) if memo is not None and earlier else 0
     schedule = sweep_schedule.Schedule(
         todo, memo, context_of,
         lambda item, result: row_of(item[0], item[1].id, item[2], result))
     tir = sum(1 for p in runnable if p.tir)
     print(f"passes: {len(runnable)} passes ({tir} TIR) x {len(cases)} cases x "
-          f"their points = {len(work)} checks, {len(work) - len(todo)} already done "
-          f"({len(selected) - len(runnable)} passes skipped"
-          + (f"; {restored} of them back in the memo" if restored else "") + ")",
-          file=sys.stderr)
+          f"their points = {len(work)} checks, {len(work) - len(todo) - len(carried)} "
+          "already done"
+          + (f", {len(carried)} carried from an earlier run with the same inputs"
+             if args.carry else "")
+          + (f" ({restored} of them back in the memo)" if restored else "")
+          + f"; {len(selected) - len(runnable)} passes skipped", file=sys.stderr)
     started = time.monotonic()
     decided = 0
 
@@ -250,7 +256,7 @@ def _sweep(args) -> int:
             return None, (sweep_memo.probe_of(result, key), result)
         seen = sweep_memo.seen_of(name, result, key)
         row = {**row_of(name, case.id, point, result),
-               "seconds": round(time.monotonic() - begun, 2)}
+               "seconds": round(time.monotonic() - begun, 2), "judged": carry.judged(result)}
         return (sweep_memo.journaled({**row, "input": seen.key}, seen) if seen.key
                 else row), seen
 
@@ -311,6 +317,28 @@ def row_key(row: dict) -> tuple:
     return (row["pass"], row["case"], row["point"])
 
 
+def _carry(args, journal, todo: list) -> dict[tuple, dict]:
+    """The rows of `todo` an earlier run (--carry DIR) made from the same inputs
+    (harness.cli.carry), read again against today's registry and journaled."""
+    if not args.carry:
+        return {}
+    earlier = carry.rows(args.carry, "passes", journal.stack, row_key)
+    print(f"passes: --carry: {len(earlier)} rows of this TVM stack with the same inputs "
+          f"(harness, catalog, installed packages: {carry.inputs_digest()}) in "
+          f"{', '.join(args.carry)}", file=sys.stderr)
+    carried = {}
+    for item in todo:
+        found = earlier.get(_name(item))
+        if found is None or "judged" not in found[0]:
+            continue
+        row, folder = found
+        swept, case, point = item
+        again = row_of(swept, case.id, point, carry.result_of(row["judged"], case.id))
+        carried[_name(item)] = {**row, **again, "carried": folder}
+        journal.append(carried[_name(item)])
+    return carried
+
+
 def _name(item) -> tuple:
     """A work item's row key: (pass, case id, point)."""
     name, case, point = item
@@ -342,6 +370,11 @@ def register(sub) -> None:
                         "passes.json and the rows journal here")
     add_journal_options(p, "passes-rows.jsonl", "this TVM, target and --register file")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1)
+    p.add_argument("--carry", action="append", metavar="DIR",
+                   help="take a row from DIR/passes-rows.jsonl (an earlier night) instead of "
+                        "checking again when the TVM stack, target, --register file, harness, "
+                        "catalog and installed packages are the same (read again against "
+                        "today's registry); repeatable; never for a source build")
     p.add_argument("--no-memo", action="store_true",
                    help="check every (pass, case, point), even a pass on an input it was "
                         "already checked on (by default that row is remembered)")

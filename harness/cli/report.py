@@ -10,7 +10,6 @@ must be updated), 4 on a harness error anywhere.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -44,7 +43,7 @@ def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
             "violations": [v.one_line() for v in result.violations],
             "signatures": [Signature.of(v).text() for v in result.violations],
             "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version,
-            "judged": _judged(result)}
+            "judged": carry.judged(result)}
 
 
 def _reading(result: Result) -> dict:
@@ -55,18 +54,9 @@ def _reading(result: Result) -> dict:
             "known": judgement.lines(), "stale": judgement.stale_lines()}
 
 
-def _judged(result: Result) -> dict:
-    """What the registry reads of a result (no passes, no outcome): enough to read a
-    carried row again against another night's registry."""
-    return {"case": result.case, "verdict": str(result.verdict), "options": result.options,
-            "stages": [dataclasses.asdict(stage) for stage in result.stages],
-            "violations": [violation.to_json() for violation in result.violations],
-            "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version}
-
-
 def carried_row(row: dict, folder: str) -> dict:
     """An earlier night's row, read again against today's registry."""
-    return {**row, **_reading(Result.from_json(row["judged"])), "carried": folder}
+    return {**row, **_reading(carry.result_of(row["judged"], row["case"])), "carried": folder}
 
 
 def row_key(row: dict) -> tuple:

@@ -168,7 +168,8 @@ def restore(memo: Memo, rows, cases: dict, context_of) -> int:
 def remembered_row(row: dict, swept: str, case: str, point: str, origin: Origin) -> dict:
     """The first check's row for another (case, point): its verdict, failing, exit and
     detail as they are, saying where it was first checked; no seconds (nothing ran)."""
+    # not "judged": a remembered row is answered from memory again on another night
     kept = {name: value for name, value in row.items()
-            if name not in ("seconds", "remembered")}
+            if name not in ("seconds", "remembered", "judged")}
     return {**kept, "pass": swept, "case": case, "point": point,
             "remembered": dataclasses.asdict(origin)}
