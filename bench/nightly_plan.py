@@ -38,6 +38,10 @@ def _rows(folder: str, name: str) -> list[dict]:
     return [record["row"] for record in jsonl.read(path) if "row" in record]
 
 
+# The parts whose rows `--carry` takes from the night before (harness.cli.carry).
+CARRIED = ("report ", "guard-suite", "pass sweep")
+
+
 def parts(args, count: int) -> dict[str, dict[str, float]]:
     """{part of the nightly: {unit: seconds}} for `count` shards."""
     out: dict[str, dict[str, float]] = {}
@@ -102,7 +106,7 @@ def main() -> int:
     parser.add_argument("--sweep-inputs", metavar="FILE")
     parser.add_argument("--shards", default="1,2,4,8,16")
     parser.add_argument("--carry", action="store_true",
-                        help="also plan a night whose report and guard-suite rows are carried")
+                        help="also plan a night whose report, sweep and suite rows are carried")
     args = parser.parse_args()
     counts = [int(n) for n in args.shards.split(",")]
     print(f"{'part':<28} {'units':>6} {'total h':>8}")
@@ -110,12 +114,12 @@ def main() -> int:
         print(f"{name:<28} {len(durations):6d} {sum(durations.values()) / 3600:8.2f}")
     print_plan(lambda count: parts(args, count), counts)
     if args.carry:
-        print("\na night that carries the report rows and the guarded suite's files (the "
-              "same TVM stack, harness, catalog, TVM tests and packages as the night before: "
-              "`report --carry`, `guard-suite --carry`):")
+        print("\na night that carries the report and sweep rows and the guarded suite's files "
+              "(the same TVM stack, harness, catalog, TVM tests and packages as the night "
+              "before: `report`, `passes` and `guard-suite --carry`):")
         print_plan(lambda count: {name: durations for name, durations
                                   in parts(args, count).items()
-                                  if not name.startswith(("report ", "guard-suite"))}, counts)
+                                  if not name.startswith(CARRIED)}, counts)
     if args.sweep_seconds_per_case:
         print_sweep(args, counts)
     return 0
