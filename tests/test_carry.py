@@ -42,7 +42,8 @@ def last_night(tmp_path_factory):
 
 
 def test_a_row_of_the_same_inputs_is_carried_not_checked(last_night, tmp_path):
-    code, _, err = _report(str(tmp_path / "tonight"), "--carry", last_night)
+    code, _, err = _report(str(tmp_path / "tonight"), "--carry", last_night,
+                           "--carry-refresh", "0")
     assert code == 0, err
     assert "1 carried from an earlier run with the same inputs, 0 to run" in err, err
     (line,) = _lines(tmp_path / "tonight")
@@ -63,7 +64,8 @@ def test_a_carried_row_is_read_again_against_todays_registry(last_night, tmp_pat
             "kind": "mutated", "stage": "zero-pipeline", "pass_name": "HarnessNoSuchPass",
             "access_path": "(its input)", "detail": "seeded: no entry explains this"})
     _rewrite(earlier, unexplained)
-    code, _, err = _report(str(tmp_path / "tonight"), "--carry", earlier)
+    code, _, err = _report(str(tmp_path / "tonight"), "--carry", earlier,
+                           "--carry-refresh", "0")
     assert "1 carried" in err, err
     (line,) = _lines(tmp_path / "tonight")
     assert line["row"]["status"] == "new" and line["row"]["failing"], line["row"]
@@ -83,8 +85,9 @@ def test_a_row_of_other_inputs_is_checked_again(last_night, tmp_path):
 def test_a_source_build_is_never_carried(last_night):
     (line,) = _lines(last_night)
     stack = {**line["stack"], "tvm_version": "git:5d4dc87213ab"}
-    assert carry.rows([last_night], "report", stack, lambda row: row["case"]) == {}
-    assert carry.rows([last_night], "report", line["stack"], lambda row: row["case"])
+    assert carry.rows([last_night], "report", stack, lambda row: row["case"], refresh=0) == {}
+    assert carry.rows([last_night], "report", line["stack"], lambda row: row["case"],
+                      refresh=0)
 
 
 def test_the_digest_follows_the_code_and_the_catalog_not_the_registry(tmp_path, monkeypatch):
@@ -118,7 +121,8 @@ def test_guard_suite_carries_files_and_their_records_while_the_suite_is_the_same
             return code, err, json.load(handle)
     code, err, first = run("night1")
     assert code == 0 and "5 to run" in err, err
-    code, err, second = run("night2", "--carry", str(tmp_path / "night1"))
+    code, err, second = run("night2", "--carry", str(tmp_path / "night1"),
+                            "--carry-refresh", "0")
     assert code == 0 and "5 carried from an earlier run with the same inputs, 0 to run" in err
     assert second["outcomes"] == first["outcomes"] == {"passed": 5}
     assert all(row["carried"] == str(tmp_path / "night1") for row in second["files"])
@@ -126,3 +130,25 @@ def test_guard_suite_carries_files_and_their_records_while_the_suite_is_the_same
     code, err, third = run("night3", "--carry", str(tmp_path / "night1"))
     assert code == 0 and "0 carried" in err and "5 to run" in err, err
     assert not any("carried" in row for row in third["files"])
+
+
+def test_each_row_is_checked_for_real_one_night_in_n():
+    """--carry-refresh 7: over any 7 nights each row is due exactly once, and the rows
+    due on one night are about a seventh (spread, not all on one night)."""
+    keys = [("case", index, "extract") for index in range(700)]
+    for key in keys[:50]:
+        assert sum(carry.due(key, day, 7) for day in range(1000, 1007)) == 1
+    tonight = sum(carry.due(key, 1000, 7) for key in keys)
+    assert 60 <= tonight <= 140, tonight
+    assert not any(carry.due(key, day, 0) for key in keys[:20] for day in range(7))
+
+
+def test_a_row_due_tonight_is_checked_again(last_night, tmp_path):
+    (line,) = _lines(last_night)
+    key = (line["row"]["case"], line["row"]["layout"], line["row"]["path"],
+           line["row"]["target"])
+    due_day = next(day for day in range(1000, 1007) if carry.due(key, day, 7))
+    assert carry.rows([last_night], "report", line["stack"], lambda row: (
+        row["case"], row["layout"], row["path"], row["target"]), day=due_day) == {}
+    assert carry.rows([last_night], "report", line["stack"], lambda row: (
+        row["case"], row["layout"], row["path"], row["target"]), day=due_day + 1)

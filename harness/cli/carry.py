@@ -11,12 +11,15 @@ the violations for that). Every journal line records the digest of those inputs
 digest both equal this run's. A source build ("git:" versions) is never carried: the
 same commit may be built from other files.
 
-The nightly restores the previous night's journals with a cache key that also names the
-week, so every case is checked for real at least once a week whatever the digests say.
+A carried row is still checked for real one night in `--carry-refresh N` (7 by default),
+always the same night of the cycle for one row (`due`): each night checks about a seventh
+of the rows again, spread over the week rather than all on one night, and no row is older
+than a week whatever the digests say.
 """
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import hashlib
 import os
@@ -87,20 +90,38 @@ def carryable(stack: dict) -> bool:
     return not any(str(value).startswith("git:") for value in stack.values())
 
 
+def due(key, day: int, every: int) -> bool:
+    """Is the row of `key` checked for real on `day` (days since 0001-01-01) although it
+    could be carried: one night in `every`, always the same night of the cycle for one
+    row, so each night checks about a sixth or seventh of the rows again and none is older
+    than `every` nights. `every` 0: never."""
+    if every <= 0:
+        return False
+    spread = int(hashlib.sha256(repr(key).encode()).hexdigest()[:8], 16)
+    return (spread + day) % every == 0
+
+
+def today() -> int:
+    return datetime.datetime.now(datetime.timezone.utc).date().toordinal()
+
+
 def rows(folders: list[str] | None, command: str, stack: dict, key,
-         digest: str | None = "") -> dict[tuple, tuple[dict, str]]:
+         digest: str | None = "", refresh: int = 7,
+         day: int | None = None) -> dict[tuple, tuple[dict, str]]:
     """{row key: (row, its folder)} of the rows in FOLDER/COMMAND-rows.jsonl, for each
     folder, whose stack and inputs digest (default `inputs_digest()`) are this run's (the
-    first folder naming a key wins). None for `digest`: nothing is carried."""
+    first folder naming a key wins), but those `due` for a real check today. None for
+    `digest`: nothing is carried."""
     if digest == "":
         digest = inputs_digest()
     if not folders or not carryable(stack) or digest is None:
         return {}
+    day = today() if day is None else day
     found: dict[tuple, tuple[dict, str]] = {}
     for folder in folders:
         for line in jsonl.read(os.path.join(folder, f"{command}-rows.jsonl")):
             if line.get("stack") == stack and line.get("inputs") == digest \
-                    and "row" in line:
+                    and "row" in line and not due(key(line["row"]), day, refresh):
                 found.setdefault(key(line["row"]), (line["row"], folder))
     return found
 

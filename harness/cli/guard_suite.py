@@ -35,6 +35,7 @@ from harness.cli import batch, carry
 from harness.cli.journal import Journal
 from harness.cli.matrix import parse_set
 from harness.cli.options import (
+    add_carry_options,
     add_journal_options,
     add_shard_options,
     output_dir,
@@ -166,7 +167,7 @@ def _carry(args, journal: Journal, digest: str | None, todo: list[str]) -> list[
     if not args.carry:
         return []
     earlier = carry.rows(args.carry, "guard-suite", journal.stack, lambda row: row["file"],
-                         digest)
+                         digest, refresh=args.carry_refresh)
     print(f"guard-suite: --carry: {len(earlier)} files of this environment with the same "
           f"inputs (harness, packages, the suite's files: {digest or 'none: not a wheel'}) "
           f"in {', '.join(args.carry)}", file=sys.stderr)
@@ -246,10 +247,7 @@ def register(sub) -> None:
                    help="do not run what failed (a test) or was killed (a file) under the "
                         "guard again without it")
     add_journal_options(p, "guard-suite-rows.jsonl", "this environment")
-    p.add_argument("--carry", action="append", metavar="DIR",
-                   help="take a file's row and records from DIR (an earlier night) instead of "
-                        "running it again when the environment's packages (a TVM wheel), the "
-                        "harness and the suite's files are the same; judged again against "
-                        "today's registry; repeatable")
+    add_carry_options(p, "guard-suite-rows.jsonl",
+                      "the environment's packages (a TVM wheel) and the suite's files")
     add_shard_options(p, "test files")
     p.set_defaults(func=cmd_guard_suite, pytest_args=[], takes_pytest_args=True)

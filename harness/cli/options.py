@@ -41,6 +41,19 @@ def add_journal_options(parser, journal: str, keyed_by: str) -> None:
                        help="replace the rows an earlier run left in OUT")
 
 
+def add_carry_options(parser, journal: str, same: str) -> None:
+    """--carry DIR / --carry-refresh N: rows of an earlier night made from the same inputs
+    (harness.cli.carry)."""
+    parser.add_argument("--carry", action="append", metavar="DIR",
+                        help=f"take a row from DIR/{journal} (an earlier night) instead of "
+                             f"checking again when {same}, the harness and every installed "
+                             "package are the same (read again against today's registry); "
+                             "repeatable; never for a source build")
+    parser.add_argument("--carry-refresh", type=non_negative_int, default=7, metavar="N",
+                        help="with --carry: still check each row for real one night in N, "
+                             "the same night of the cycle for one row (default 7; 0: never)")
+
+
 def add_decision_options(parser, unit: str, default: str) -> None:
     """--match / --any: when a bisect step (a release, a commit) counts as bad."""
     decide = parser.add_mutually_exclusive_group()

@@ -34,6 +34,7 @@ from harness.catalog import known_issues
 from harness.cli import batch, carry, sweep_memo, sweep_schedule, sweep_units
 from harness.cli.journal import Journal
 from harness.cli.options import (
+    add_carry_options,
     add_journal_options,
     add_shard_options,
     output_dir,
@@ -322,7 +323,8 @@ def _carry(args, journal, todo: list) -> dict[tuple, dict]:
     (harness.cli.carry), read again against today's registry and journaled."""
     if not args.carry:
         return {}
-    earlier = carry.rows(args.carry, "passes", journal.stack, row_key)
+    earlier = carry.rows(args.carry, "passes", journal.stack, row_key,
+                         refresh=args.carry_refresh)
     print(f"passes: --carry: {len(earlier)} rows of this TVM stack with the same inputs "
           f"(harness, catalog, installed packages: {carry.inputs_digest()}) in "
           f"{', '.join(args.carry)}", file=sys.stderr)
@@ -370,11 +372,8 @@ def register(sub) -> None:
                         "passes.json and the rows journal here")
     add_journal_options(p, "passes-rows.jsonl", "this TVM, target and --register file")
     p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1)
-    p.add_argument("--carry", action="append", metavar="DIR",
-                   help="take a row from DIR/passes-rows.jsonl (an earlier night) instead of "
-                        "checking again when the TVM stack, target, --register file, harness, "
-                        "catalog and installed packages are the same (read again against "
-                        "today's registry); repeatable; never for a source build")
+    add_carry_options(p, "passes-rows.jsonl",
+                      "the TVM stack, target, --register file and the catalog")
     p.add_argument("--no-memo", action="store_true",
                    help="check every (pass, case, point), even a pass on an input it was "
                         "already checked on (by default that row is remembered)")

@@ -21,6 +21,7 @@ from harness.catalog import known_issues, torch_cases
 from harness.cli import batch, carry
 from harness.cli.journal import Journal
 from harness.cli.options import (
+    add_carry_options,
     add_journal_options,
     add_shard_options,
     output_dir,
@@ -153,7 +154,8 @@ def cmd_report(args) -> int:
     selected = {_key(case, options) for case, options in work}
     rows = [row for key, row in journal.done.items() if key in selected]
     todo = [(case, options) for case, options in work if _key(case, options) not in journal.done]
-    earlier = carry.rows(args.carry, "report", journal.stack, row_key)
+    earlier = carry.rows(args.carry, "report", journal.stack, row_key,
+                         refresh=args.carry_refresh)
     carried = [carried_row(*earlier[key]) for key in (_key(*item) for item in todo)
                if key in earlier and "judged" in earlier[key][0]]
     if args.carry:
@@ -211,11 +213,7 @@ def register(sub) -> None:
                    help="cases checked at once (default: one per core)")
     p.add_argument("--all", action="store_true", help="include cases tagged slow or nightly")
     add_journal_options(p, "report-rows.jsonl", "this TVM")
-    p.add_argument("--carry", action="append", metavar="DIR",
-                   help="take a row from DIR/report-rows.jsonl (an earlier night) instead of "
-                        "checking again when the TVM stack, the harness, the catalog and "
-                        "every installed package are the same (read again against today's "
-                        "registry); repeatable; never for a source build")
+    add_carry_options(p, "report-rows.jsonl", "the TVM stack and the catalog")
     add_shard_options(p, "case x layout x path rows")
     p.add_argument("--layout", choices=sorted(LAYOUTS), default=None)
     p.add_argument("--path", choices=PATH_NAMES, default="extract",
