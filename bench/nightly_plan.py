@@ -16,7 +16,7 @@ with the memo, and printed before/after for each N: runner hours and the slowest
 
 Usage: python bench/nightly_plan.py [--report DIR ...] [--guard-suite DIR]
         [--pytest-durations FILE] [--sweep-seconds-per-case S] [--sweep-heavy-seconds S]
-        [--sweep-heavy GLOB ...] [--sweep-inputs FILE] [--shards 1,2,4,8,16] [--carry]
+        [--sweep-heavy GLOB ...] [--sweep-inputs FILE] [--shards 1,2,4,8,16] [--carry [--carry-refresh N]]
 """
 from __future__ import annotations
 
@@ -40,6 +40,14 @@ def _rows(folder: str, name: str) -> list[dict]:
 
 # The parts whose rows `--carry` takes from the night before (harness.cli.carry).
 CARRIED = ("report ", "guard-suite", "pass sweep")
+
+
+def carried_night(plan: dict[str, dict[str, float]], refresh: int) -> dict:
+    """The plan of a night that carries: of each carried part, the share due for a real
+    check (one row in `refresh`, harness.cli.carry.due), spread evenly; the rest whole."""
+    return {name: ({unit: seconds / refresh for unit, seconds in durations.items()}
+                   if name.startswith(CARRIED) else durations)
+            for name, durations in plan.items()}
 
 
 def parts(args, count: int) -> dict[str, dict[str, float]]:
@@ -107,6 +115,8 @@ def main() -> int:
     parser.add_argument("--shards", default="1,2,4,8,16")
     parser.add_argument("--carry", action="store_true",
                         help="also plan a night whose report, sweep and suite rows are carried")
+    parser.add_argument("--carry-refresh", type=int, default=7,
+                        help="with --carry: each row checked for real one night in N")
     args = parser.parse_args()
     counts = [int(n) for n in args.shards.split(",")]
     print(f"{'part':<28} {'units':>6} {'total h':>8}")
@@ -114,12 +124,11 @@ def main() -> int:
         print(f"{name:<28} {len(durations):6d} {sum(durations.values()) / 3600:8.2f}")
     print_plan(lambda count: parts(args, count), counts)
     if args.carry:
-        print("\na night that carries the report and sweep rows and the guarded suite's files "
-              "(the same TVM stack, harness, catalog, TVM tests and packages as the night "
-              "before: `report`, `passes` and `guard-suite --carry`):")
-        print_plan(lambda count: {name: durations for name, durations
-                                  in parts(args, count).items()
-                                  if not name.startswith(CARRIED)}, counts)
+        print(f"\na night that carries the report and sweep rows and the guarded suite's "
+              "files (the same TVM stack, harness, catalog, TVM tests and packages as the "
+              "night before: `report`, `passes` and `guard-suite --carry`), each row checked "
+              f"for real one night in {args.carry_refresh}:")
+        print_plan(lambda count: carried_night(parts(args, count), args.carry_refresh), counts)
     if args.sweep_seconds_per_case:
         print_sweep(args, counts)
     return 0
