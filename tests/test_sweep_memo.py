@@ -7,6 +7,7 @@ row the check gives, and two inputs that differ only in a span are both checked.
 """
 import dataclasses
 import json
+import shutil
 
 import pytest
 from helpers import ROOT, cli
@@ -283,41 +284,42 @@ def test_every_check_is_decided_whatever_order_they_finish_in(seed):
     assert len(checked) == len(set(checked)) == 5 * 4   # each (pass, input) once
 
 
-def test_a_resumed_sweep_answers_from_what_the_first_part_checked(tmp_path):
-    """An interrupted sweep's journal rebuilds the memo: resumed, the second of two
-    identical inputs is answered from the check the first part made, with that row."""
-    (tmp_path / "plain.py").write_text(MODULE)
-    (tmp_path / "again.py").write_text(MODULE)
-    (tmp_path / "catalog.toml").write_text("".join(
+@pytest.fixture(scope="module")
+def first_part(tmp_path_factory):
+    """Two cases of one module (span-plain, span-again); a sweep of the first alone, its
+    rows journaled: an interrupted run, or last night's."""
+    folder = tmp_path_factory.mktemp("two-identical")
+    (folder / "plain.py").write_text(MODULE)
+    (folder / "again.py").write_text(MODULE)
+    (folder / "catalog.toml").write_text("".join(
         f'[[case]]\nid = "span-{name}"\nsource = "file:{name}.py"\n\n'
         for name in ("plain", "again")))
-    out = str(tmp_path / "sweep")
-    common = ("--cases", str(tmp_path), "--pass", "Normalize", "--point", "imported",
-              "--out", out)
-    code, first, err = _sweep("span-plain", *common)
+    common = ("--cases", str(folder), "--pass", "Normalize", "--point", "imported")
+    out = str(folder / "first-part")
+    code, rows, err = _sweep("span-plain", *common, "--out", out)
     assert code == 0 and "0 more answered from memory" in err, err
-    code, rows, err = _sweep("span-*", *common, "--resume")
+    return common, out, rows[("Normalize", "span-plain", "imported")]
+
+
+def test_a_resumed_sweep_answers_from_what_the_first_part_checked(first_part, tmp_path):
+    """An interrupted sweep's journal rebuilds the memo: resumed, the second of two
+    identical inputs is answered from the check the first part made, with that row."""
+    common, first_out, first = first_part
+    out = str(tmp_path / "sweep")
+    shutil.copytree(first_out, out)
+    code, rows, err = _sweep("span-*", *common, "--out", out, "--resume")
     assert code == 0 and "1 of them back in the memo" in err, err
     assert "0 checks in" in err and "1 more answered from memory" in err, err
     again = rows[("Normalize", "span-again", "imported")]
     assert again["remembered"]["case"] == "span-plain", again
-    assert _as_checked(again) == {**_as_checked(first[("Normalize", "span-plain", "imported")]),
-                                  "case": "span-again"}
+    assert _as_checked(again) == {**_as_checked(first), "case": "span-again"}
 
 
-def test_an_earlier_nights_sweep_is_carried_and_fills_the_memo(tmp_path):
+def test_an_earlier_nights_sweep_is_carried_and_fills_the_memo(first_part, tmp_path):
     """`passes --carry DIR`: last night's row of the same inputs is taken (read again
     against today's registry) and put back in the memo, so an identical input met only
     tonight is answered from it: nothing is checked."""
-    (tmp_path / "plain.py").write_text(MODULE)
-    (tmp_path / "again.py").write_text(MODULE)
-    (tmp_path / "catalog.toml").write_text("".join(
-        f'[[case]]\nid = "span-{name}"\nsource = "file:{name}.py"\n\n'
-        for name in ("plain", "again")))
-    common = ("--cases", str(tmp_path), "--pass", "Normalize", "--point", "imported")
-    last_night = str(tmp_path / "night1")
-    code, first, err = _sweep("span-plain", *common, "--out", last_night)
-    assert code == 0, err
+    common, last_night, first = first_part
     code, rows, err = _sweep("span-*", *common, "--out", str(tmp_path / "night2"),
                              "--carry", last_night, "--carry-refresh", "0")
     assert code == 0, err
@@ -325,6 +327,5 @@ def test_an_earlier_nights_sweep_is_carried_and_fills_the_memo(tmp_path):
         in err and "0 checks in" in err and "1 more answered from memory" in err, err
     plain = rows[("Normalize", "span-plain", "imported")]
     assert plain["carried"] == last_night
-    assert _as_checked(plain) == {**_as_checked(first[("Normalize", "span-plain", "imported")]),
-                                  "carried": last_night}
+    assert _as_checked(plain) == {**_as_checked(first), "carried": last_night}
     assert rows[("Normalize", "span-again", "imported")]["remembered"]["case"] == "span-plain"
