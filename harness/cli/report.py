@@ -145,6 +145,24 @@ def _duration_key(key: tuple) -> str:
     return "report:" + ":".join(str(part) for part in key)
 
 
+def _carry(args, journal: Journal, todo: list) -> list[dict]:
+    """The rows of `todo` an earlier run (--carry DIR) made from the same inputs
+    (harness.cli.carry), read again against today's registry and journaled (the journal is
+    closed with the run's own rows)."""
+    if not args.carry:
+        return []
+    earlier = carry.rows(args.carry, "report", journal.stack, row_key,
+                         refresh=args.carry_refresh)
+    print(f"report: --carry: {len(earlier)} rows of this TVM stack with the same inputs "
+          f"(harness, catalog, installed packages: {carry.inputs_digest()}) in "
+          f"{', '.join(args.carry)}", file=sys.stderr)
+    carried = [carried_row(*earlier[key]) for key in (_key(*item) for item in todo)
+               if key in earlier and "judged" in earlier[key][0]]
+    for row in carried:
+        journal.append(row)
+    return carried
+
+
 def cmd_report(args) -> int:
     durations = shards.read_durations(args.durations)
     work = shards.select(plan(args), lambda item: _duration_key(_key(*item)),
@@ -154,18 +172,10 @@ def cmd_report(args) -> int:
     selected = {_key(case, options) for case, options in work}
     rows = [row for key, row in journal.done.items() if key in selected]
     todo = [(case, options) for case, options in work if _key(case, options) not in journal.done]
-    earlier = carry.rows(args.carry, "report", journal.stack, row_key,
-                         refresh=args.carry_refresh)
-    carried = [carried_row(*earlier[key]) for key in (_key(*item) for item in todo)
-               if key in earlier and "judged" in earlier[key][0]]
-    if args.carry:
-        print(f"report: --carry: {len(earlier)} rows of this TVM stack with the same inputs "
-              f"(harness, catalog, installed packages: {carry.inputs_digest()}) in "
-              f"{', '.join(args.carry)}", file=sys.stderr)
-    for row in carried:   # the journal is closed with the run's rows below
-        journal.append(row)
+    carried = _carry(args, journal, todo)
     rows += carried
-    todo = [item for item in todo if _key(*item) not in {row_key(row) for row in carried}]
+    taken = {row_key(row) for row in carried}
+    todo = [item for item in todo if _key(*item) not in taken]
     print(f"report: {len(work)} rows to decide, {len(rows) - len(carried)} already done, "
           + (f"{len(carried)} carried from an earlier run with the same inputs, "
              if args.carry else "")
