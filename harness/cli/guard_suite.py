@@ -120,7 +120,8 @@ def cmd_guard_suite(args) -> int:
     todo = [path for path in files if path not in journal.done]
     carried = _carry(args, journal, digest, todo)
     rows += carried
-    todo = [path for path in todo if path not in {row["file"] for row in carried}]
+    taken = {row["file"] for row in carried}
+    todo = [path for path in todo if path not in taken]
     print(f"guard-suite: {len(files)} files, {len(rows) - len(carried)} already done, "
           + (f"{len(carried)} carried from an earlier run with the same inputs, "
              if args.carry else "") + f"{len(todo)} to run, "
