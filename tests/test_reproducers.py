@@ -51,9 +51,11 @@ def _answers_as_registered(reproducer, issues, python: str, versions: dict,
         proc = subprocess.run([python, path], capture_output=True, text=True, timeout=600,
                               cwd=os.path.dirname(path), env=env)
         code, printed = proc.returncode, proc.stdout + proc.stderr[-2000:]
-    if code == 2 and python != sys.executable:
-        return   # it cannot run on that release (its TVMScript is newer): no answer
     expected = 1 if _bug_is_here(issues, versions) else 0
+    if code == 2 and (python != sys.executable or not expected):
+        # it cannot run on that release (its TVMScript is newer; the construct it needs is
+        # gone, as SizeVar after 0.25), where the registry does not expect the bug: no answer
+        return
     assert code == expected, (
         f"{reproducer}: exit {code}, registry expects {expected} on {versions}\n{printed}")
     assert ("reproduces" if expected else "does not reproduce") in printed
