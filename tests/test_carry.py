@@ -152,3 +152,32 @@ def test_a_row_due_tonight_is_checked_again(last_night, tmp_path):
         row["case"], row["layout"], row["path"], row["target"]), day=due_day) == {}
     assert carry.rows([last_night], "report", line["stack"], lambda row: (
         row["case"], row["layout"], row["path"], row["target"]), day=due_day + 1)
+
+
+USERS_MODULE = """from tvm import relax
+
+builder = relax.BlockBuilder()
+tensor = getattr(relax, "TensorStructInfo", None) or relax.TensorType   # 0.25 / later
+x = relax.Var("x", tensor((2, 3), "float32"))
+with builder.function("main", [x]):
+    with builder.dataflow():
+        y = builder.emit_output(relax.op.add(x, x))
+    builder.emit_func_output(y)
+mod = builder.get()
+"""
+
+
+def test_a_users_file_is_never_carried(tmp_path):
+    """Its content is no part of the digest (nor what its Python imports beside it): a
+    user's model is checked every night, built-in cases carry."""
+    from harness.catalog import cases as catalog
+    mine = tmp_path / "mine.py"
+    mine.write_text(USERS_MODULE)
+    night1, night2 = str(tmp_path / "night1"), str(tmp_path / "night2")
+    assert cli_here("report", str(mine), "--out", night1, "--jobs", "1")[0] == 0
+    code, _, err = cli_here("report", str(mine), "--out", night2, "--jobs", "1",
+                            "--carry", night1, "--carry-refresh", "0")
+    assert code == 0 and "0 carried" in err and "1 to run" in err, err
+    assert carry.case_carries(catalog.resolve(SMALL_CASE))
+    assert carry.case_carries(catalog.resolve("nn-mlp"))   # its file is under cases/
+    assert not carry.case_carries(catalog.Case("mine", "file:mine.py", base=str(tmp_path)))

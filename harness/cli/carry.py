@@ -86,6 +86,15 @@ def suite_digest(python: str, roots: list[str]) -> str | None:
     return digest.hexdigest()[:20]
 
 
+def case_carries(case) -> bool:
+    """A case whose model is in the digest: built in (its files, if any, under cases/), not
+    a user's file or a user's catalog (HARNESS_CASES), whose files may change between
+    nights and whose Python may import anything beside it: those are always checked."""
+    built_in = os.path.realpath(os.path.join(paths.REPO_ROOT, "cases"))
+    return os.path.realpath(case.base) == built_in and (
+        case.file is None or os.path.realpath(case.file).startswith(built_in + os.sep))
+
+
 def carryable(stack: dict) -> bool:
     return not any(str(value).startswith("git:") for value in stack.values())
 

@@ -331,7 +331,7 @@ def _carry(args, journal, todo: list) -> dict[tuple, dict]:
     carried = {}
     for item in todo:
         found = earlier.get(_name(item))
-        if found is None or "judged" not in found[0]:
+        if found is None or "judged" not in found[0] or not carry.case_carries(item[1]):
             continue
         row, folder = found
         swept, case, point = item

@@ -156,8 +156,9 @@ def _carry(args, journal: Journal, todo: list) -> list[dict]:
     print(f"report: --carry: {len(earlier)} rows of this TVM stack with the same inputs "
           f"(harness, catalog, installed packages: {carry.inputs_digest()}) in "
           f"{', '.join(args.carry)}", file=sys.stderr)
-    carried = [carried_row(*earlier[key]) for key in (_key(*item) for item in todo)
-               if key in earlier and "judged" in earlier[key][0]]
+    carried = [carried_row(*earlier[_key(case, options)]) for case, options in todo
+               if carry.case_carries(case) and _key(case, options) in earlier
+               and "judged" in earlier[_key(case, options)][0]]
     for row in carried:
         journal.append(row)
     return carried
