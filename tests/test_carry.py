@@ -181,3 +181,15 @@ def test_a_users_file_is_never_carried(tmp_path):
     assert carry.case_carries(catalog.resolve(SMALL_CASE))
     assert carry.case_carries(catalog.resolve("nn-mlp"))   # its file is under cases/
     assert not carry.case_carries(catalog.Case("mine", "file:mine.py", base=str(tmp_path)))
+
+
+def test_a_row_that_ended_early_is_checked_again(last_night, tmp_path):
+    """A crash, a time limit or our own bug is no function of the inputs: never carried."""
+    earlier = str(tmp_path / "earlier")
+    shutil.copytree(last_night, earlier)
+    _rewrite(earlier, lambda line: line["row"].update(verdict="timeout"))
+    code, _, err = _report(str(tmp_path / "tonight"), "--carry", earlier,
+                           "--carry-refresh", "0")
+    assert code == 0 and "0 carried" in err and "1 to run" in err, err
+    assert not carry.settled({"file": "t.py", "timed_out": True})
+    assert not carry.settled({"file": "t.py", "returncode": -11})

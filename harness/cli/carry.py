@@ -27,7 +27,7 @@ import sys
 from importlib import metadata
 
 from harness import jsonl, paths
-from harness.verdict import Result
+from harness.verdict import Outcome, Result
 
 # What a row does not depend on: the registry (a carried row is judged again) and the
 # standalone reproducers.
@@ -86,6 +86,18 @@ def suite_digest(python: str, roots: list[str]) -> str | None:
     return digest.hexdigest()[:20]
 
 
+# Verdicts that ended a check early or are ours: a function of the machine, the time limit
+# or our bug, not of the inputs; checked again.
+_UNSETTLED = (str(Outcome.CRASH), str(Outcome.TIMEOUT), str(Outcome.HARNESS_ERROR))
+
+
+def settled(row: dict) -> bool:
+    """The row ended as TVM decided: no crash, time limit or bug of ours (a guard-suite
+    file: not killed at its time cap or by a signal)."""
+    return row.get("verdict") not in _UNSETTLED and not row.get("timed_out") \
+        and (row.get("returncode") or 0) >= 0
+
+
 def case_carries(case) -> bool:
     """A case whose model is in the digest: built in (its files, if any, under cases/), not
     a user's file or a user's catalog (HARNESS_CASES), whose files may change between
@@ -130,7 +142,8 @@ def rows(folders: list[str] | None, command: str, stack: dict, key,
     for folder in folders:
         for line in jsonl.read(os.path.join(folder, f"{command}-rows.jsonl")):
             if line.get("stack") == stack and line.get("inputs") == digest \
-                    and "row" in line and not due(key(line["row"]), day, refresh):
+                    and "row" in line and settled(line["row"]) \
+                    and not due(key(line["row"]), day, refresh):
                 found.setdefault(key(line["row"]), (line["row"], folder))
     return found
 
