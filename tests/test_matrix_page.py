@@ -194,3 +194,14 @@ def test_an_undecided_cell_is_said_and_a_page_of_no_news_says_so():
             "reproduce": ""}
     page = matrix_page.render(["a", "b"], ["s"], {("a", "s"): cell}, "t")
     assert "not run" in page and "No news: every failure is one of 1 registered known" in page
+
+
+def test_a_carried_cell_says_so_instead_of_its_seconds():
+    row = {"case": "a", "verdict": "pass", "status": "pass", "failing": False, "exit": 0,
+           "outcome_count": 3, "wall_seconds": 12.5, "violations": [], "tags": [],
+           "carried": "carry/report"}
+    page = matrix_page.render(["a"], ["s"], {("a", "s"): page_cells.cell_of_row(row)}, "t")
+    assert "3 · carried" in page and "12.5 s" not in page
+    assert "carried from carry/report: checked on an earlier night" in page
+    checked = page_cells.cell_of_row({**row, "carried": ""})
+    assert "12.5 s" in matrix_page.render(["a"], ["s"], {("a", "s"): checked}, "t")

@@ -128,6 +128,9 @@ def _detail(case: str, label: str, cell: dict) -> str:
     lines += cell["known"]
     if cell["reproduce"]:
         lines.append(f"reproduce: {cell['reproduce']}")
+    if cell.get("carried"):
+        lines.append(f"carried from {cell['carried']}: checked on an earlier night with the "
+                     "same inputs, read against tonight's registry")
     return "\n".join(lines)
 
 
@@ -150,7 +153,9 @@ def _cell_html(case: str, label: str, cell: dict | None) -> str:
             f'data-status="{html.escape(cell["status"])}" '
             f'data-detail="{detail}" title="{detail}">'
             f'{html.escape(cell["verdict"])}<br><small>{html.escape(cell["status"])} · '
-            f'{cell["outcome_count"]} · {cell["seconds"]:.1f} s</small></td>')
+            f'{cell["outcome_count"]} · '
+            f'{"carried" if cell.get("carried") else format(cell["seconds"], ".1f") + " s"}'
+            '</small></td>')
 
 
 def row_facts(name: str, labels: list[str], cells: dict) -> dict[str, str]:

@@ -42,7 +42,8 @@ def cell_of_row(row: dict) -> dict:
             "detail": row["violations"][0] if row["violations"] else "",
             "known": row.get("known", []), "path": row.get("path", "extract"),
             "layout": row.get("layout") or "", "target": row.get("target") or "",
-            "family": family_of(row.get("tags")), "reproduce": ""}
+            "family": family_of(row.get("tags")), "reproduce": "",
+            "carried": row.get("carried", "")}
 
 
 def statuses(cells: dict) -> dict[tuple[str, str], str]:
