@@ -286,19 +286,14 @@ def test_every_check_is_decided_whatever_order_they_finish_in(seed):
 
 @pytest.fixture(scope="module")
 def first_part(tmp_path_factory):
-    """Two cases of one module (span-plain, span-again); a sweep of the first alone, its
-    rows journaled: an interrupted run, or last night's."""
-    folder = tmp_path_factory.mktemp("two-identical")
-    (folder / "plain.py").write_text(MODULE)
-    (folder / "again.py").write_text(MODULE)
-    (folder / "catalog.toml").write_text("".join(
-        f'[[case]]\nid = "span-{name}"\nsource = "file:{name}.py"\n\n'
-        for name in ("plain", "again")))
-    common = ("--cases", str(folder), "--pass", "Normalize", "--point", "imported")
-    out = str(folder / "first-part")
-    code, rows, err = _sweep("span-plain", *common, "--out", out)
+    """node-concat_2d_axis_1's layouts give one module at legalized; a sweep of the nchw
+    case alone, its rows journaled: an interrupted run, or last night's. (Built-in cases:
+    a user's catalog is never carried.)"""
+    common = ("--pass", "Normalize", "--point", "legalized")
+    out = str(tmp_path_factory.mktemp("first-part") / "sweep")
+    code, rows, err = _sweep("node-concat_2d_axis_1", *common, "--out", out)
     assert code == 0 and "0 more answered from memory" in err, err
-    return common, out, rows[("Normalize", "span-plain", "imported")]
+    return common, out, rows[("Normalize", "node-concat_2d_axis_1", "legalized")]
 
 
 def test_a_resumed_sweep_answers_from_what_the_first_part_checked(first_part, tmp_path):
@@ -307,12 +302,12 @@ def test_a_resumed_sweep_answers_from_what_the_first_part_checked(first_part, tm
     common, first_out, first = first_part
     out = str(tmp_path / "sweep")
     shutil.copytree(first_out, out)
-    code, rows, err = _sweep("span-*", *common, "--out", out, "--resume")
+    code, rows, err = _sweep("node-concat_2d_axis_1*", *common, "--out", out, "--resume")
     assert code == 0 and "1 of them back in the memo" in err, err
     assert "0 checks in" in err and "1 more answered from memory" in err, err
-    again = rows[("Normalize", "span-again", "imported")]
-    assert again["remembered"]["case"] == "span-plain", again
-    assert _as_checked(again) == {**_as_checked(first), "case": "span-again"}
+    again = rows[("Normalize", "node-concat_2d_axis_1-nhwc", "legalized")]
+    assert again["remembered"]["case"] == "node-concat_2d_axis_1", again
+    assert _as_checked(again) == {**_as_checked(first), "case": "node-concat_2d_axis_1-nhwc"}
 
 
 def test_an_earlier_nights_sweep_is_carried_and_fills_the_memo(first_part, tmp_path):
@@ -320,12 +315,14 @@ def test_an_earlier_nights_sweep_is_carried_and_fills_the_memo(first_part, tmp_p
     against today's registry) and put back in the memo, so an identical input met only
     tonight is answered from it: nothing is checked."""
     common, last_night, first = first_part
-    code, rows, err = _sweep("span-*", *common, "--out", str(tmp_path / "night2"),
-                             "--carry", last_night, "--carry-refresh", "0")
+    code, rows, err = _sweep("node-concat_2d_axis_1*", *common, "--out",
+                             str(tmp_path / "night2"), "--carry", last_night,
+                             "--carry-refresh", "0")
     assert code == 0, err
     assert "1 carried from an earlier run with the same inputs (1 of them back in the memo)" \
         in err and "0 checks in" in err and "1 more answered from memory" in err, err
-    plain = rows[("Normalize", "span-plain", "imported")]
-    assert plain["carried"] == last_night
-    assert _as_checked(plain) == {**_as_checked(first), "carried": last_night}
-    assert rows[("Normalize", "span-again", "imported")]["remembered"]["case"] == "span-plain"
+    nchw = rows[("Normalize", "node-concat_2d_axis_1", "legalized")]
+    assert nchw["carried"] == last_night
+    assert _as_checked(nchw) == {**_as_checked(first), "carried": last_night}
+    nhwc = rows[("Normalize", "node-concat_2d_axis_1-nhwc", "legalized")]
+    assert nhwc["remembered"]["case"] == "node-concat_2d_axis_1"
