@@ -106,11 +106,11 @@ def test_the_digest_follows_the_code_and_the_catalog_not_the_registry(tmp_path, 
 
 
 def test_guard_suite_carries_files_and_their_records_while_the_suite_is_the_same(tmp_path):
-    """Two files run, then carried whole (their records copied: the summary counts them as
-    before); once a test file changes, the suite's digest moves and every file runs again."""
+    """A file runs, then is carried whole (its records copied: the summary counts them as
+    before); once a test file changes, the suite's digest moves and the file runs again."""
     suite = tmp_path / "suite"
     suite.mkdir()
-    for index in range(2):
+    for index in range(1):
         (suite / f"test_{index}.py").write_text(f"def test_{index}():\n    pass\n")
     (suite / "pytest.ini").write_text("[pytest]\n")
 
@@ -120,15 +120,15 @@ def test_guard_suite_carries_files_and_their_records_while_the_suite_is_the_same
         with open(tmp_path / out / "summary.json") as handle:
             return code, err, json.load(handle)
     code, err, first = run("night1")
-    assert code == 0 and "2 to run" in err, err
+    assert code == 0 and "1 to run" in err, err
     code, err, second = run("night2", "--carry", str(tmp_path / "night1"),
                             "--carry-refresh", "0")
-    assert code == 0 and "2 carried from an earlier run with the same inputs, 0 to run" in err
-    assert second["outcomes"] == first["outcomes"] == {"passed": 2}
+    assert code == 0 and "1 carried from an earlier run with the same inputs, 0 to run" in err
+    assert second["outcomes"] == first["outcomes"] == {"passed": 1}
     assert all(row["carried"] == str(tmp_path / "night1") for row in second["files"])
-    (suite / "test_1.py").write_text("def test_1():\n    assert True\n")
+    (suite / "test_0.py").write_text("def test_0():\n    assert True\n")
     code, err, third = run("night3", "--carry", str(tmp_path / "night1"))
-    assert code == 0 and "0 carried" in err and "2 to run" in err, err
+    assert code == 0 and "0 carried" in err and "1 to run" in err, err
     assert not any("carried" in row for row in third["files"])
 
 
@@ -167,17 +167,20 @@ mod = builder.get()
 """
 
 
-def test_a_users_file_is_never_carried(tmp_path):
+def test_a_users_file_is_never_carried(last_night, tmp_path):
     """Its content is no part of the digest (nor what its Python imports beside it): a
-    user's model is checked every night, built-in cases carry."""
+    user's model is checked every night, built-in cases carry. Last night's row is
+    relabelled as the user's file's, the same stack and digest: it is checked again."""
     from harness.catalog import cases as catalog
     mine = tmp_path / "mine.py"
     mine.write_text(USERS_MODULE)
-    night1, night2 = str(tmp_path / "night1"), str(tmp_path / "night2")
-    assert cli_here("report", str(mine), "--out", night1, "--jobs", "1")[0] == 0
-    code, _, err = cli_here("report", str(mine), "--out", night2, "--jobs", "1",
-                            "--carry", night1, "--carry-refresh", "0")
-    assert code == 0 and "0 carried" in err and "1 to run" in err, err
+    earlier = str(tmp_path / "earlier")
+    shutil.copytree(last_night, earlier)
+    _rewrite(earlier, lambda line: line["row"].update(case=str(mine)))
+    code, _, err = cli_here("report", str(mine), "--out", str(tmp_path / "tonight"),
+                            "--jobs", "1", "--carry", earlier, "--carry-refresh", "0")
+    assert code == 0 and "--carry: 1 rows" in err and "0 carried" in err \
+        and "1 to run" in err, err
     assert carry.case_carries(catalog.resolve(SMALL_CASE))
     assert carry.case_carries(catalog.resolve("nn-mlp"))   # its file is under cases/
     assert not carry.case_carries(catalog.Case("mine", "file:mine.py", base=str(tmp_path)))

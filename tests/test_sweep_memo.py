@@ -284,45 +284,36 @@ def test_every_check_is_decided_whatever_order_they_finish_in(seed):
     assert len(checked) == len(set(checked)) == 5 * 4   # each (pass, input) once
 
 
-@pytest.fixture(scope="module")
-def first_part(tmp_path_factory):
-    """node-concat_2d_axis_1's layouts give one module at legalized; a sweep of the nchw
-    case alone, its rows journaled: an interrupted run, or last night's. (Built-in cases:
-    a user's catalog is never carried.)"""
+def test_a_resumed_or_carried_sweep_answers_from_what_the_first_part_checked(tmp_path):
+    """node-concat_2d_axis_1's layouts give one module at legalized; the nchw case alone is
+    swept first, its rows journaled. Resumed (an interrupted run), the journal rebuilds the
+    memo: the nhwc case is answered from the first part's check, with its row. Carried
+    (`passes --carry DIR`, last night's rows of the same inputs; built-in cases, since a
+    user's catalog is never carried): the row is taken, read against today's registry,
+    and put back in the memo, so the nhwc case met only tonight is answered too."""
     common = ("--pass", "Normalize", "--point", "legalized")
-    out = str(tmp_path_factory.mktemp("first-part") / "sweep")
-    code, rows, err = _sweep("node-concat_2d_axis_1", *common, "--out", out)
+    first_out = str(tmp_path / "first-part")
+    code, rows, err = _sweep("node-concat_2d_axis_1", *common, "--out", first_out)
     assert code == 0 and "0 more answered from memory" in err, err
-    return common, out, rows[("Normalize", "node-concat_2d_axis_1", "legalized")]
+    first = rows[("Normalize", "node-concat_2d_axis_1", "legalized")]
 
-
-def test_a_resumed_sweep_answers_from_what_the_first_part_checked(first_part, tmp_path):
-    """An interrupted sweep's journal rebuilds the memo: resumed, the second of two
-    identical inputs is answered from the check the first part made, with that row."""
-    common, first_out, first = first_part
-    out = str(tmp_path / "sweep")
-    shutil.copytree(first_out, out)
-    code, rows, err = _sweep("node-concat_2d_axis_1*", *common, "--out", out, "--resume")
+    resumed = str(tmp_path / "resumed")
+    shutil.copytree(first_out, resumed)
+    code, rows, err = _sweep("node-concat_2d_axis_1*", *common, "--out", resumed, "--resume")
     assert code == 0 and "1 of them back in the memo" in err, err
     assert "0 checks in" in err and "1 more answered from memory" in err, err
     again = rows[("Normalize", "node-concat_2d_axis_1-nhwc", "legalized")]
     assert again["remembered"]["case"] == "node-concat_2d_axis_1", again
     assert _as_checked(again) == {**_as_checked(first), "case": "node-concat_2d_axis_1-nhwc"}
 
-
-def test_an_earlier_nights_sweep_is_carried_and_fills_the_memo(first_part, tmp_path):
-    """`passes --carry DIR`: last night's row of the same inputs is taken (read again
-    against today's registry) and put back in the memo, so an identical input met only
-    tonight is answered from it: nothing is checked."""
-    common, last_night, first = first_part
     code, rows, err = _sweep("node-concat_2d_axis_1*", *common, "--out",
-                             str(tmp_path / "night2"), "--carry", last_night,
+                             str(tmp_path / "night2"), "--carry", first_out,
                              "--carry-refresh", "0")
     assert code == 0, err
     assert "1 carried from an earlier run with the same inputs (1 of them back in the memo)" \
         in err and "0 checks in" in err and "1 more answered from memory" in err, err
     nchw = rows[("Normalize", "node-concat_2d_axis_1", "legalized")]
-    assert nchw["carried"] == last_night
-    assert _as_checked(nchw) == {**_as_checked(first), "carried": last_night}
+    assert nchw["carried"] == first_out
+    assert _as_checked(nchw) == {**_as_checked(first), "carried": first_out}
     nhwc = rows[("Normalize", "node-concat_2d_axis_1-nhwc", "legalized")]
     assert nhwc["remembered"]["case"] == "node-concat_2d_axis_1"
