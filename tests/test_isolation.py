@@ -34,7 +34,7 @@ def test_run_goes_on_after_a_crash():
 
 
 def test_hang_is_a_timeout_verdict():
-    result = run_isolated(SMALL_CASE, Options(inject_pass=seeded("hang")), timeout=8)
+    result = run_isolated(SMALL_CASE, Options(inject_pass=seeded("hang")), timeout=5)
     assert result.verdict == "timeout"
     assert (result.violations[-1].stage, result.violations[-1].pass_name) == ("injected",
                                                                               "injected")
