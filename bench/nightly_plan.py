@@ -16,7 +16,8 @@ with the memo, and printed before/after for each N: runner hours and the slowest
 
 Usage: python bench/nightly_plan.py [--report DIR ...] [--guard-suite DIR]
         [--pytest-durations FILE] [--sweep-seconds-per-case S] [--sweep-heavy-seconds S]
-        [--sweep-heavy GLOB ...] [--sweep-inputs FILE] [--shards 1,2,4,8,16] [--carry [--carry-refresh N]]
+        [--sweep-heavy GLOB ...] [--sweep-inputs FILE] [--shards 1,2,4,8,16]
+        [--carry [--carry-refresh N]]
 """
 from __future__ import annotations
 

@@ -11,10 +11,10 @@ hashed as usual.
 import numpy as np
 import pytest
 import seeded
+import tvm
 from helpers import run_in_process
 from helpers import seeded as seeded_spec
 
-import tvm
 from harness.tvmapi import calls, ir
 from harness.tvmapi.pass_guard import PassGuard
 

@@ -57,7 +57,7 @@ def ldg32_calls(mod):
         def walk(stmt):
             for child in getattr(stmt, "seq", None) or []:
                 walk(child)
-            if hasattr(stmt, "body") and not isinstance(getattr(stmt, "body"), (list, tuple)):
+            if hasattr(stmt, "body") and not isinstance(stmt.body, (list, tuple)):
                 walk(stmt.body)
             if hasattr(stmt, "value"):
                 visit(stmt.value)
