@@ -196,3 +196,13 @@ def test_a_row_that_ended_early_is_checked_again(last_night, tmp_path):
     assert code == 0 and "0 carried" in err and "1 to run" in err, err
     assert not carry.settled({"file": "t.py", "timed_out": True})
     assert not carry.settled({"file": "t.py", "returncode": -11})
+
+
+def test_the_suites_digest_follows_a_test_file_given_alone(tmp_path):
+    import sys
+    test_file = tmp_path / "test_one.py"
+    test_file.write_text("def test_one():\n    pass\n")
+    first = carry.suite_digest(sys.executable, [str(test_file)])
+    assert first is not None and first == carry.suite_digest(sys.executable, [str(test_file)])
+    test_file.write_text("def test_one():\n    assert True\n")
+    assert carry.suite_digest(sys.executable, [str(test_file)]) != first

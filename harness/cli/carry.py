@@ -23,6 +23,7 @@ import datetime
 import functools
 import hashlib
 import os
+import subprocess
 import sys
 from importlib import metadata
 
@@ -67,14 +68,14 @@ def suite_digest(python: str, roots: list[str]) -> str | None:
     test files, their conftests and helpers). None, never carried, when that interpreter
     has no apache-tvm wheel (a source build: the same commit may be built from other
     files) or cannot say what it has."""
-    import subprocess
     listed = subprocess.run([python, "-c", _LIST_DISTRIBUTIONS], capture_output=True,
                             text=True)
     if listed.returncode != 0 or "\napache-tvm==" not in "\n" + listed.stdout:
         return None
     digest = hashlib.sha256((inputs_digest() + "\n" + listed.stdout).encode())
     for root in sorted(roots):
-        walked = [(root, [], [""])] if os.path.isfile(root) else os.walk(root)
+        walked = [(os.path.dirname(root) or ".", [], [os.path.basename(root)])] \
+            if os.path.isfile(root) else os.walk(root)
         for folder, subfolders, files in walked:
             subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
             for name in sorted(files):
