@@ -230,6 +230,9 @@ class PassGuard:
         constant subgraph through a whole nested pipeline, the same one many times over
         (light_resnet50: 373 builds of 120 distinct inputs, 22,007 of its 22,030 pass
         applications), and each repeat would hash some sixty new functions twice."""
+        def opened(**fields) -> _Open:   # started once its input is hashed
+            return _Open(name, self.counter, time.perf_counter(), mod, identity, None, None,
+                         **fields)
         parent = self.stack[-1] if self.stack else None
         for entry in self.stack:
             if entry.trace is not None:
@@ -237,18 +240,15 @@ class PassGuard:
         inside = parent.repeat if parent is not None else None
         if inside is not None and inside.follows(name):
             self.followed += 1
-            return _Open(name, self.counter, time.perf_counter(), mod, identity, None, None,
-                         repeat=inside)
+            return opened(repeat=inside)
         key = self.seen.add(mod, identity, self.counter)
         context = None
         if key is not None and (parent is None or parent.context is not None):
             context = (name, key, parent.context if parent is not None else None)
         first = self.memo.get(context) if context is not None else None
         if first is not None:
-            return _Open(name, self.counter, time.perf_counter(), mod, identity, None, None,
-                         context, repeat=_Repeat(first))
-        return _Open(name, self.counter, time.perf_counter(), mod, identity, None, None,
-                     context, trace=[] if context is not None else None)
+            return opened(context=context, repeat=_Repeat(first))
+        return opened(context=context, trace=[] if context is not None else None)
 
     def run_after_pass(self, mod, info) -> None:
         now, name = time.perf_counter(), str(info.name)
