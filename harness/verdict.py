@@ -95,6 +95,9 @@ ROW_VERDICTS = (Outcome.PASS, Outcome.KNOWN, Outcome.REJECTED, Outcome.SKIPPED,
                 Outcome.MUTATED, Outcome.LOSSY_ROUNDTRIP, Outcome.ERROR,
                 Outcome.NONDETERMINISTIC, Outcome.CRASH, Outcome.TIMEOUT, Outcome.STALE,
                 Outcome.HARNESS_ERROR)
+# Verdicts that ended a check early or are ours: a function of the machine, the time limit
+# or our bug, not of the input, so neither remembered (the sweep's memo) nor carried.
+UNSETTLED = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.HARNESS_ERROR)
 
 
 def reading(verdict: str, unknown: bool, stale: bool, known: bool) -> Outcome:

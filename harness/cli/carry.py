@@ -28,7 +28,7 @@ import sys
 from importlib import metadata
 
 from harness import jsonl, paths
-from harness.verdict import Outcome, Result
+from harness.verdict import UNSETTLED, Result
 
 # What a row does not depend on: the registry (a carried row is judged again) and the
 # standalone reproducers.
@@ -87,15 +87,10 @@ def suite_digest(python: str, roots: list[str]) -> str | None:
     return digest.hexdigest()[:20]
 
 
-# Verdicts that ended a check early or are ours: a function of the machine, the time limit
-# or our bug, not of the inputs; checked again.
-_UNSETTLED = (str(Outcome.CRASH), str(Outcome.TIMEOUT), str(Outcome.HARNESS_ERROR))
-
-
 def settled(row: dict) -> bool:
     """The row ended as TVM decided: no crash, time limit or bug of ours (a guard-suite
     file: not killed at its time cap or by a signal)."""
-    return row.get("verdict") not in _UNSETTLED and not row.get("timed_out") \
+    return row.get("verdict") not in UNSETTLED and not row.get("timed_out") \
         and (row.get("returncode") or 0) >= 0
 
 
@@ -110,6 +105,18 @@ def case_carries(case) -> bool:
 
 def carryable(stack: dict) -> bool:
     return not any(str(value).startswith("git:") for value in stack.values())
+
+
+def earlier(args, command: str, stack: dict, key,
+            digest: str | None = "") -> dict[tuple, tuple[dict, str]]:
+    """What `--carry DIR` gives `command` (`rows`), said on stderr with the digest the rows
+    were matched on: what a user reads when nothing was carried."""
+    digest = inputs_digest() if digest == "" else digest
+    found = rows(args.carry, command, stack, key, digest, args.carry_refresh)
+    print(f"{command}: --carry: {len(found)} rows of this stack with the same inputs "
+          f"({digest or 'none: not a TVM wheel'}) in {', '.join(args.carry)}",
+          file=sys.stderr)
+    return found
 
 
 def due(key, day: int, every: int) -> bool:

@@ -167,11 +167,8 @@ def _carry(args, journal: Journal, digest: str | None, todo: list[str]) -> list[
     registry), each journaled; harness.cli.carry says what "the same inputs" is."""
     if not args.carry:
         return []
-    earlier = carry.rows(args.carry, "guard-suite", journal.stack, lambda row: row["file"],
-                         digest, refresh=args.carry_refresh)
-    print(f"guard-suite: --carry: {len(earlier)} files of this environment with the same "
-          f"inputs (harness, packages, the suite's files: {digest or 'none: not a wheel'}) "
-          f"in {', '.join(args.carry)}", file=sys.stderr)
+    earlier = carry.earlier(args, "guard-suite", journal.stack, lambda row: row["file"],
+                            digest)
     carried = []
     for path in todo:
         if path not in earlier:

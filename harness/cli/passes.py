@@ -323,11 +323,7 @@ def _carry(args, journal, todo: list) -> dict[tuple, dict]:
     (harness.cli.carry), read again against today's registry and journaled."""
     if not args.carry:
         return {}
-    earlier = carry.rows(args.carry, "passes", journal.stack, row_key,
-                         refresh=args.carry_refresh)
-    print(f"passes: --carry: {len(earlier)} rows of this TVM stack with the same inputs "
-          f"(harness, catalog, installed packages: {carry.inputs_digest()}) in "
-          f"{', '.join(args.carry)}", file=sys.stderr)
+    earlier = carry.earlier(args, "passes", journal.stack, row_key)
     carried = {}
     for item in todo:
         found = earlier.get(_name(item))

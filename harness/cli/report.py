@@ -151,11 +151,7 @@ def _carry(args, journal: Journal, todo: list) -> list[dict]:
     closed with the run's own rows)."""
     if not args.carry:
         return []
-    earlier = carry.rows(args.carry, "report", journal.stack, row_key,
-                         refresh=args.carry_refresh)
-    print(f"report: --carry: {len(earlier)} rows of this TVM stack with the same inputs "
-          f"(harness, catalog, installed packages: {carry.inputs_digest()}) in "
-          f"{', '.join(args.carry)}", file=sys.stderr)
+    earlier = carry.earlier(args, "report", journal.stack, row_key)
     carried = [carried_row(*earlier[_key(case, options)]) for case, options in todo
                if carry.case_carries(case) and _key(case, options) in earlier
                and "judged" in earlier[_key(case, options)][0]]

@@ -26,10 +26,7 @@ import hashlib
 import json
 
 from harness.catalog import known_issues
-from harness.verdict import Outcome, Phase, Result
-
-# Run verdicts that ended a check early or are ours: nothing of theirs is remembered.
-_UNSETTLED = (Outcome.CRASH, Outcome.TIMEOUT, Outcome.HARNESS_ERROR)
+from harness.verdict import UNSETTLED, Outcome, Phase, Result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +71,7 @@ def _split(result: Result, prefix_stages: set[str]) -> tuple[list, list]:
 
 def _settled(result: Result) -> bool:
     """Ended as TVM decided: no crash, no time limit, no bug of ours (none may recur)."""
-    return result.verdict not in _UNSETTLED
+    return result.verdict not in UNSETTLED
 
 
 def _digest(violations: list) -> str:
