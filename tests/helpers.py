@@ -16,6 +16,18 @@ from harness.verdict import Result
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEEDED = os.path.join(ROOT, "tests", "seeded.py")
 SMALL_CASE = "conv-reshape-concat"   # a real conv/reshape/concat graph, ~1 s through the path
+# A user's Relax module file, as the Relax door reads one (`mod` at module level).
+RELAX_MODULE_FILE = """from tvm import relax
+
+builder = relax.BlockBuilder()
+tensor = getattr(relax, "TensorStructInfo", None) or relax.TensorType   # 0.25 / later
+x = relax.Var("x", tensor((2, 3), "float32"))
+with builder.function("main", [x]):
+    with builder.dataflow():
+        y = builder.emit_output(relax.op.add(x, x))
+    builder.emit_func_output(y)
+mod = builder.get()
+"""
 
 
 def run_in_process(case: str = SMALL_CASE, copiers=None, **options) -> Result:

@@ -9,9 +9,10 @@ import json
 import shutil
 
 import pytest
-from helpers import ROOT, SMALL_CASE, cli_here
+from helpers import RELAX_MODULE_FILE, ROOT, SMALL_CASE, cli_here
 
 from harness.cli import carry
+from harness.cli.report import row_key
 
 pytestmark = pytest.mark.in_process_tvm
 
@@ -145,26 +146,10 @@ def test_each_row_is_checked_for_real_one_night_in_n():
 
 def test_a_row_due_tonight_is_checked_again(last_night, tmp_path):
     (line,) = _lines(last_night)
-    key = (line["row"]["case"], line["row"]["layout"], line["row"]["path"],
-           line["row"]["target"])
+    key = row_key(line["row"])
     due_day = next(day for day in range(1000, 1007) if carry.due(key, day, 7))
-    assert carry.rows([last_night], "report", line["stack"], lambda row: (
-        row["case"], row["layout"], row["path"], row["target"]), day=due_day) == {}
-    assert carry.rows([last_night], "report", line["stack"], lambda row: (
-        row["case"], row["layout"], row["path"], row["target"]), day=due_day + 1)
-
-
-USERS_MODULE = """from tvm import relax
-
-builder = relax.BlockBuilder()
-tensor = getattr(relax, "TensorStructInfo", None) or relax.TensorType   # 0.25 / later
-x = relax.Var("x", tensor((2, 3), "float32"))
-with builder.function("main", [x]):
-    with builder.dataflow():
-        y = builder.emit_output(relax.op.add(x, x))
-    builder.emit_func_output(y)
-mod = builder.get()
-"""
+    assert carry.rows([last_night], "report", line["stack"], row_key, day=due_day) == {}
+    assert carry.rows([last_night], "report", line["stack"], row_key, day=due_day + 1)
 
 
 def test_a_users_file_is_never_carried(last_night, tmp_path):
@@ -173,7 +158,7 @@ def test_a_users_file_is_never_carried(last_night, tmp_path):
     relabelled as the user's file's, the same stack and digest: it is checked again."""
     from harness.catalog import cases as catalog
     mine = tmp_path / "mine.py"
-    mine.write_text(USERS_MODULE)
+    mine.write_text(RELAX_MODULE_FILE)
     earlier = str(tmp_path / "earlier")
     shutil.copytree(last_night, earlier)
     _rewrite(earlier, lambda line: line["row"].update(case=str(mine)))

@@ -10,7 +10,7 @@ import json
 import shutil
 
 import pytest
-from helpers import ROOT, cli
+from helpers import RELAX_MODULE_FILE, ROOT, cli
 
 from harness.catalog.cases import Case
 from harness.cli import batch
@@ -231,28 +231,15 @@ def test_an_input_swept_twice_is_remembered_with_the_row_its_check_gives():
             remembered[(swept, case, point)]["input"]
 
 
-MODULE = """from tvm import relax
-
-builder = relax.BlockBuilder()
-tensor = getattr(relax, "TensorStructInfo", None) or relax.TensorType   # 0.25 / later
-x = relax.Var("x", tensor((2, 3), "float32"))
-with builder.function("main", [x]):
-    with builder.dataflow():
-        y = builder.emit_output(relax.op.add(x, x))
-    builder.emit_func_output(y)
-mod = builder.get()
-"""
-
-
 def test_a_span_only_difference_between_two_inputs_is_not_merged(tmp_path):
     """Seeded: one module built in two files (identical: merged), and once more with the
     seeded span edit on main (tests/seeded.py). The structural hash cannot tell that one
     from the others; the memo must, or a fault the sweep would meet there is hidden."""
-    (tmp_path / "plain.py").write_text(MODULE)
-    (tmp_path / "again.py").write_text(MODULE)
+    (tmp_path / "plain.py").write_text(RELAX_MODULE_FILE)
+    (tmp_path / "again.py").write_text(RELAX_MODULE_FILE)
     (tmp_path / "respanned.py").write_text(
         f"import sys\nsys.path.insert(0, {ROOT + '/tests'!r})\nfrom seeded import "
-        f"respan_in_place\n\n{MODULE}mod = respan_in_place(mod)\n")
+        f"respan_in_place\n\n{RELAX_MODULE_FILE}mod = respan_in_place(mod)\n")
     (tmp_path / "catalog.toml").write_text("".join(
         f'[[case]]\nid = "span-{name}"\nsource = "file:{name}.py"\n\n'
         for name in ("plain", "again", "respanned")))
