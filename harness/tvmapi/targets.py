@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from harness.classify import Call
+from harness.classify import Call, summary
 from harness.tvmapi import calls, ir
 from harness.tvmapi.loading import TVMUnavailable, ffi, tvm
 from harness.verdict import BadInput
@@ -177,7 +177,7 @@ def _measure(target, key: str) -> Probe:
     lacks = next((what for words, what in _MISSING if all(w in text for w in words)), None)
     if lacks:
         return Probe(key, missing=f"needs {lacks}; TVM: {compiled.detail[:300]}")
-    return Probe(key, error=compiled.detail[:300])
+    return Probe(key, error=summary(compiled.error, limit=8))   # with where it was raised
 
 
 def require_codegen(target) -> None:
