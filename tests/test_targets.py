@@ -83,6 +83,19 @@ def test_the_refusal_table_reads_tvms_words_and_leaves_other_failures_to_the_pat
 
 
 @pytest.mark.in_process_tvm
+def test_a_failed_probe_is_not_kept_for_the_rest_of_the_process(monkeypatch):
+    """A fault seeded into one test's compile once answered every later probe of the
+    worker (test order decided whether `llvm` compiled): only machine facts are kept."""
+    from harness.tvmapi import calls, copiers, targets
+    monkeypatch.setattr(targets, "_PROBED", {})
+    target = targets.make_target("llvm", 1)
+    with monkeypatch.context() as seeded:
+        seeded.setattr(calls, "compile_module", lambda mod, target: copiers.load_json("{x"))
+        assert "JSONDecodeError" in targets.probe(target).error
+    assert targets.probe(target).produces == ("llvm",)
+
+
+@pytest.mark.in_process_tvm
 def test_the_sweep_runs_a_gpu_targets_passes_inside_it():
     from harness.tvmapi import pipelines
     options = Options(path="pass", sweep_pass="FoldConstant", sweep_point="legalized")

@@ -154,11 +154,16 @@ _PROBED: dict[str, Probe] = {}
 
 def probe(target) -> Probe:
     """Whether `target` (a Target) compiles here, and to what: measured once a process
-    (about 0.1 s)."""
+    (about 0.1 s). Only a machine fact is kept (it compiles, or lacks a code generator or
+    toolchain): TVM failing otherwise is measured again at the next asking, so one failure
+    (a fault a test seeds into the compile) never answers for the rest of the process."""
     key = str(target)
-    if key not in _PROBED:
-        _PROBED[key] = _measure(target, key)
-    return _PROBED[key]
+    if key in _PROBED:
+        return _PROBED[key]
+    found = _measure(target, key)
+    if not found.error:
+        _PROBED[key] = found
+    return found
 
 
 def _measure(target, key: str) -> Probe:
