@@ -140,6 +140,7 @@ def test_the_op_generator_draws_a_reduction_and_shrinks_it_to_one_application():
     from hypothesis import find
     found = find(op_programs_strategy(), lambda p: set(p.ops()) & set(seeded_ops.REDUCTIONS),
                  settings=settings(max_examples=100, database=None, deadline=None,
+                                   derandomize=True,   # a fixed search: never flaky
                                    suppress_health_check=list(HealthCheck)))
     assert len(found.applications) == 1 and found.ops()[0] in seeded_ops.REDUCTIONS, found
 

@@ -271,6 +271,7 @@ def test_every_check_is_decided_whatever_order_they_finish_in(seed):
     assert len(checked) == len(set(checked)) == 5 * 4   # each (pass, input) once
 
 
+@pytest.mark.nightly   # three real sweeps (10 s): the memo's own rules run by default above
 def test_a_resumed_or_carried_sweep_answers_from_what_the_first_part_checked(tmp_path):
     """node-concat_2d_axis_1's layouts give one module at legalized; the nchw case alone is
     swept first, its rows journaled. Resumed (an interrupted run), the journal rebuilds the
