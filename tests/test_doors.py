@@ -288,3 +288,19 @@ def test_a_door_sharing_py_files_claims_those_that_define_its_name(tmp_path):
     assert not defines(str(tmp_path / "net.txt"), "MODEL")
     assert doors.for_file(str(path)).name == "torch"   # example_inputs: the PyTorch door's
     assert doors.named("nn").claims(str(path)) and doors.named("torch").claims("m.pt2")
+
+
+def test_listing_the_catalog_imports_no_framework_once_its_op_types_are_remembered():
+    """Every CLI start lists the catalog (to find the case it was given): reading the
+    wheel's ONNX models for their op types once imported onnx in each (0.7 s) and read 82
+    files. Once remembered (the first listing of this onnx wheel), a listing imports none
+    of onnx, TVM or torch, and lists the same cases."""
+    probe = ("import io, sys, contextlib\nfrom harness.cli.main import main\n"
+             "out = io.StringIO()\nwith contextlib.redirect_stdout(out):\n    main(['list'])\n"
+             "print(sorted(m for m in ('onnx', 'tvm', 'torch') if m in sys.modules))\n"
+             "print(out.getvalue().count(chr(10)))")
+    runs = [subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), [run.stderr[-2000:] for run in runs]
+    (_, first_count), (loaded, count) = (run.stdout.split("\n")[:2] for run in runs)
+    assert loaded == "[]" and count == first_count and int(count) > 500, runs[1].stdout

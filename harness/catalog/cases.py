@@ -14,12 +14,11 @@ import dataclasses
 import difflib
 import fnmatch
 import functools
+import json
 import os
 import tomllib
 
-import onnx
-
-from harness import doors
+from harness import doors, paths
 from harness.catalog import sources
 from harness.paths import REPO_ROOT
 from harness.verdict import BadInput
@@ -192,7 +191,46 @@ def _discover_torch(rule: dict, slow: set[str]) -> list[Case]:
 
 
 def _op_types(path: str) -> set[str]:
-    return {node.op_type for node in onnx.load(path, load_external_data=False).graph.node}
+    """The op types of an ONNX file, remembered on disk by its path, size and mtime:
+    listing the catalog reads 82 of the wheel's models, and importing onnx to do it
+    cost every CLI start (and every check's child) about 0.9 s."""
+    stat = os.stat(path)
+    key = f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
+    known = _op_types_file()
+    if key not in known:
+        import onnx
+        model = onnx.load(path, load_external_data=False)
+        known[key] = sorted({node.op_type for node in model.graph.node})
+        _save_op_types(known)
+    return set(known[key])
+
+
+def _op_types_path() -> str:
+    return os.path.join(paths.cache_dir(), "onnx-op-types.json")
+
+
+@functools.cache
+def _op_types_file() -> dict[str, list[str]]:
+    try:
+        with open(_op_types_path()) as handle:
+            data = json.load(handle)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}      # none yet, or unreadable: read the models again
+
+
+def _save_op_types(known: dict[str, list[str]]) -> None:
+    """Whole and atomically (another process may read it meanwhile); a cache that cannot
+    be written is only slower."""
+    path = _op_types_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = f"{path}.{os.getpid()}.partial"
+        with open(partial, "w") as handle:
+            json.dump(known, handle)
+        os.replace(partial, path)
+    except OSError:
+        pass
 
 
 def _tags(tags, case_id: str, slow: set[str]) -> tuple[str, ...]:

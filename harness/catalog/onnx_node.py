@@ -14,21 +14,26 @@ an initializer holding the test's own input data.
 from __future__ import annotations
 
 import fcntl
+import importlib.metadata
 import json
 import os
 import sys
 import warnings
-
-import onnx
+from typing import TYPE_CHECKING
 
 from harness import paths
+
+if TYPE_CHECKING:
+    import onnx
 
 MANIFEST = "manifest.json"
 FORMAT = 2   # bump when what is generated changes (2: inputs after the first baked)
 
 
 def cache_folder() -> str:
-    return os.path.join(paths.cache_dir(), "onnx-node", f"{onnx.__version__}-v{FORMAT}")
+    """Per onnx version, read from its metadata: listing the catalog never imports onnx."""
+    version = importlib.metadata.version("onnx")
+    return os.path.join(paths.cache_dir(), "onnx-node", f"{version}-v{FORMAT}")
 
 
 def manifest() -> dict[str, list[str]]:
@@ -48,6 +53,7 @@ def manifest() -> dict[str, list[str]]:
 
 
 def _generate(folder: str, path: str) -> None:
+    import onnx
     from onnx.backend.test.case import node
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # the generators' numpy overflow warnings
@@ -72,6 +78,7 @@ def model_path(name: str) -> str:
 def _bake_inputs(testcase) -> onnx.ModelProto:
     """The test's model with inputs 2..n turned into initializers of the test's data."""
     import numpy
+    import onnx
     from onnx import numpy_helper
     model = onnx.ModelProto()
     model.CopyFrom(testcase.model)

@@ -10,10 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-
-import onnx
-
-from harness.reduce import onnx_steps
+import sys
 
 STEM = "best"   # best.onnx, best.py (TVMScript) or best.json: the best input so far
 
@@ -53,22 +50,35 @@ class RelaxModule:
         return path
 
 
+def _onnx():
+    """onnx, imported when an ONNX model is reduced (not by every CLI start: 0.7 s)."""
+    import onnx
+    return onnx
+
+
+def _onnx_steps():
+    from harness.reduce import onnx_steps
+    return onnx_steps
+
+
 class OnnxKind:
     name = "onnx"
     suffixes = (".onnx",)
     best = STEM + ".onnx"
 
     def owns(self, model) -> bool:
-        return isinstance(model, onnx.ModelProto)
+        onnx = sys.modules.get("onnx")   # not imported: no model here is a ModelProto
+        return onnx is not None and isinstance(model, onnx.ModelProto)
 
     def size(self, model) -> int:
-        return onnx_steps.size(model)
+        return _onnx_steps().size(model)
 
     def digest(self, model) -> str:
         return hashlib.sha256(model.SerializeToString()).hexdigest()
 
     def valid(self, model) -> bool:
         """ONNX's checker accepts it (a candidate it refuses is not worth a child)."""
+        onnx = _onnx()
         try:
             onnx.checker.check_model(model)
         except onnx.checker.ValidationError:
@@ -77,12 +87,12 @@ class OnnxKind:
 
     def write(self, model, stem: str) -> str:
         path = stem + ".onnx"
-        onnx.save(model, path + ".partial")
+        _onnx().save(model, path + ".partial")
         os.replace(path + ".partial", path)
         return path
 
-    def read(self, path: str, state) -> onnx.ModelProto:
-        return onnx.load(path)
+    def read(self, path: str, state):
+        return _onnx().load(path)
 
     def record(self, model, state) -> None:
         state.nodes = self.size(model)

@@ -6,18 +6,21 @@ topological order, O(log n) checks), drop single nodes (rewiring a consumer to
 an input of the same shape), turn initializers into graph inputs (the imported
 module then has parameters, not constants, and prints as short TVMScript), and
 drop what nothing uses. Candidates are valid by construction: every tensor's
-shape comes from ONNX shape inference on the original.
+shape comes from ONNX shape inference on the original. onnx is imported where a step
+needs it, not by every CLI start (0.7 s): the models handed in are onnx's already.
 """
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
-import onnx
-from onnx import helper, shape_inference
+if TYPE_CHECKING:
+    import onnx
 
 
 def value_infos(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
     """Every tensor's type (inputs, outputs, intermediates), from shape inference."""
+    from onnx import helper, shape_inference
     inferred = shape_inference.infer_shapes(model, strict_mode=False)
     graph = inferred.graph
     infos = {vi.name: vi for vi in list(graph.value_info) + list(graph.input) + list(graph.output)}
@@ -111,6 +114,7 @@ def weights_as_inputs(model) -> onnx.ModelProto | None:
     """Weights become graph inputs (initializers, and Constant / ConstantOfShape nodes of
     a known shape): the imported module has parameters, not constants, and prints as
     short TVMScript with no metadata blob."""
+    from onnx import helper
     graph = model.graph
     infos = value_infos(model)
     constants = [node for node in graph.node if node.op_type in CONSTANT_OPS
