@@ -256,6 +256,27 @@ def test_a_file_killed_only_under_the_guard_is_a_harness_error(tmp_path):
     assert "harness-error: test_dies_guarded.py, test test_dies_guarded.py::" in err
 
 
+def test_a_file_killed_once_under_the_guard_is_run_under_it_again_not_blamed_on_it(tmp_path):
+    """A kill that does not repeat (the machine paused or loaded past the cap once) is
+    not the guard's doing: the file is run whole under the guard once more, and what that
+    run records is the file's. Before, the file went straight to the unguarded re-run,
+    which completed, and the guard was blamed (three such harness errors in one night)."""
+    folder = _suite(tmp_path, {
+        "test_killed_once.py": "import os\nimport signal\n\n"
+        "FLAG = os.path.join(os.path.dirname(__file__), 'killed-once')\n\n\n"
+        "def test_killed_once():\n    if not os.path.exists(FLAG):\n"
+        "        open(FLAG, 'w').close()\n        os.kill(os.getpid(), signal.SIGKILL)\n"})
+    out = tmp_path / "out"
+    code, _, err = cli("guard-suite", str(folder), "--out", str(out), "--file-timeout", "120")
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] != "harness-error" and not summary["guard_changed"], summary
+    assert summary["outcomes"] == {"passed": 1}, summary
+    assert "run again under the guard: the first run was pytest died of SIGKILL" in err, err
+    [row] = [json.loads(line)["row"] for line in (out / "guard-suite-rows.jsonl").open()]
+    assert row["retried"].startswith("pytest died of SIGKILL"), row
+
+
 @pytest.mark.nightly   # a hang costs its time cap: 30 s
 def test_a_file_timed_out_only_under_the_guard_is_a_harness_error(tmp_path):
     """Killed at the time cap under the guard, completing in a second without it."""

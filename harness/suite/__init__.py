@@ -10,6 +10,6 @@ summary        merging records and reading them against the registry (path "suit
 file_run       one test file in its own pytest: its row, and the record of a file that
                hung, died or whose conftest did not import; what failed under the guard
                run again without it (a test that then passes, once more under it), a
-               file killed under the guard run again whole without it.
+               file killed under the guard run whole under it once more, then without it.
 `python -m harness guard-suite` (cli/guard_suite.py) runs a suite file by file under it.
 """

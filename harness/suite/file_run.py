@@ -12,8 +12,10 @@ What did not pass under the guard is run again, so the summary tells TVM's (or i
 test's) doing from the guard's (not_passed.py): a test that failed is run again without
 the guard; one that then passes, once more under it (failing again: the guard changed
 its outcome, a harness error; passing: flaky). A file killed under the guard (time cap,
-signal) is run again whole without it, with the same cap: completing, the guard caused
-the kill (a harness error); killed again, it is the file's own. Only what did not pass
+signal) is run whole under it once more (completing, the kill was passing: the machine
+paused or loaded past the cap; its row says `retried`), then, killed again, whole
+without it, with the same cap: completing, the guard caused the kill (a harness error);
+killed again, it is the file's own. Only what did not pass
 is run again, each at most twice; the re-runs' records stay in hidden folders, out of
 the summary, which reads only their `rechecked` lines.
 """
@@ -221,15 +223,23 @@ def run(path: str, settings: Settings) -> dict:
     """Run one test file; its row (returncode, timed_out, seconds, recheck_seconds, counts,
     recorded)."""
     folder = os.path.join(settings.out, "files", slug(path))
-    if os.path.isdir(folder):   # a rerun replaces the file's earlier records
-        shutil.rmtree(folder)
-    os.makedirs(folder)
     output_path = os.path.join(settings.out, "files", slug(path) + ".log")
     begun = time.monotonic()
-    returncode, timed_out = isolate.run_command(
-        _argv(settings, [path], folder, settings.guarded, True), output_path,
-        settings.file_timeout, env=settings.env)
-    stopped = _stopped_early(path, folder, returncode, timed_out, settings, output_path)
+    retried = None
+    for attempt in (1, 2):
+        if os.path.isdir(folder):   # a rerun replaces the file's earlier records
+            shutil.rmtree(folder)
+        os.makedirs(folder)
+        returncode, timed_out = isolate.run_command(
+            _argv(settings, [path], folder, settings.guarded, True), output_path,
+            settings.file_timeout, env=settings.env)
+        stopped = _stopped_early(path, folder, returncode, timed_out, settings, output_path)
+        # Killed under the guard: run whole under it once more before the guard is blamed
+        # (a machine paused or loaded past the cap once is not the guard's doing).
+        if attempt == 2 or not (stopped and stopped["outcome"] in not_passed.STOPPED
+                                and settings.guarded and settings.recheck):
+            break
+        retried = stopped["reason"]
     if stopped:
         _write_lines(folder, "file", [stopped])
     counted = {} if stopped else counts(folder, returncode, output_path)
@@ -242,4 +252,5 @@ def run(path: str, settings: Settings) -> dict:
     return {"file": path, "returncode": returncode, "timed_out": timed_out,
             "seconds": round(time.monotonic() - begun, 2),
             "recheck_seconds": round(recheck_seconds, 2), "counts": counted,
-            "recorded": len(summary.tests_of(summary.read([folder]))), "log": output_path}
+            "recorded": len(summary.tests_of(summary.read([folder]))), "log": output_path,
+            **({"retried": retried} if retried else {})}

@@ -19,8 +19,8 @@ failure or of a file pytest could not collect), and `tally` groups them:
                       when run once more: the test's own flakiness, not a harness error
   guard-changed       the guard's doing, a harness error (the summary's status, exit 4): a
                       test that failed under the guard, passed without it and failed under
-                      it again; or a file killed under the guard (time cap, signal) whose
-                      pytest completed when run again without it
+                      it again; or a file killed under the guard (time cap, signal), twice,
+                      whose pytest completed when run again without it
   time-cap            a file whose pytest was killed at --file-timeout (again without the
                       guard too, or not run again)
   crashed             a file whose pytest died of a signal (the kernel's OOM killer too), or
@@ -167,7 +167,7 @@ def guard_changed(lines: list[dict]) -> list[dict]:
         else:
             found.append({"file": line["collector"], "test": line.get("running", ""),
                           "what": "the guard changed a file's outcome: its pytest was "
-                                  "killed under the guard and completed without it",
+                                  "killed under the guard (twice) and completed without it",
                           "how": f"under the guard: {line.get('reason', '')}"})
     return found
 
