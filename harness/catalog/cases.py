@@ -193,7 +193,7 @@ def _discover_torch(rule: dict, slow: set[str]) -> list[Case]:
 def _op_types(path: str) -> set[str]:
     """The op types of an ONNX file, remembered on disk by its path, size and mtime:
     listing the catalog reads 82 of the wheel's models, and importing onnx to do it
-    cost every CLI start (and every check's child) about 0.9 s."""
+    cost every CLI start (and every check's child) about 0.7 s."""
     stat = os.stat(path)
     key = f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
     known = _op_types_file()
