@@ -12,11 +12,11 @@ What did not pass under the guard is run again, so the summary tells TVM's (or i
 test's) doing from the guard's (not_passed.py): a test that failed is run again without
 the guard; one that then passes, once more under it (failing again: the guard changed
 its outcome, a harness error; passing: flaky). A file killed under the guard (time cap,
-signal) is run whole under it once more (completing, the kill was passing: the machine
-paused or loaded past the cap; its row says `retried`), then, killed again, whole
-without it, with the same cap: completing, the guard caused the kill (a harness error);
-killed again, it is the file's own. Only what did not pass
-is run again, each at most twice; the re-runs' records stay in hidden folders, out of
+signal) is run whole under it once more (completing, the kill did not repeat: the machine
+was paused or loaded past the cap; that run is the file's, its row says `retried`); killed
+again, it is run whole without it, with the same cap: completing, the guard caused the
+kill (a harness error); killed again, it is the file's own. Only what did not pass is run
+again, each at most twice; the re-runs' records stay in hidden folders, out of
 the summary, which reads only their `rechecked` lines.
 """
 from __future__ import annotations
