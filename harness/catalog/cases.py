@@ -112,6 +112,7 @@ def _discover(rule: dict, slow: set[str]) -> list[Case]:
     if not os.path.isdir(base):
         return []
     wanted = set(rule.get("ops", []))
+    op_types = _OpTypes() if wanted else None
     found = []
     sample = _Sample(rule, "dir " + rule["dir"])
     for entry in sorted(os.listdir(base)):
@@ -121,7 +122,7 @@ def _discover(rule: dict, slow: set[str]) -> list[Case]:
         if not path.endswith(".onnx") or not os.path.exists(path):
             continue
         case_id = os.path.splitext(entry)[0].removeprefix("test_")
-        if wanted and not wanted & _op_types(path):
+        if wanted and not wanted & op_types.of(path):
             continue
         source = "onnx-wheel:" + os.path.relpath(path, sources.onnx_data_dir())
         for layout in rule.get("layouts", ["nchw"]):
@@ -129,6 +130,8 @@ def _discover(rule: dict, slow: set[str]) -> list[Case]:
             tags = _tags(rule.get("tags", []), variant, slow)
             tags += (("layout",) if layout != "nchw" else ()) + sample.tags(case_id)
             found.append(Case(variant, source, tags, layout))
+    if op_types is not None:
+        op_types.save()
     sample.check(found)
     return found
 
@@ -190,47 +193,44 @@ def _discover_torch(rule: dict, slow: set[str]) -> list[Case]:
     return found
 
 
-def _op_types(path: str) -> set[str]:
-    """The op types of an ONNX file, remembered on disk by its path, size and mtime:
-    listing the catalog reads 82 of the wheel's models, and importing onnx to do it
-    cost every CLI start (and every check's child) about 0.7 s."""
-    stat = os.stat(path)
-    key = f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
-    known = _op_types_file()
-    if key not in known:
-        import onnx
-        model = onnx.load(path, load_external_data=False)
-        known[key] = sorted({node.op_type for node in model.graph.node})
-        _save_op_types(known)
-    return set(known[key])
+class _OpTypes:
+    """The op types of ONNX files, remembered on disk by path, size and mtime: listing the
+    catalog reads 82 of the wheel's models, and importing onnx to do it cost every CLI
+    start (and every check's child) about 0.7 s. Read once and written once per rule:
+    what a listing learned is saved whole and atomically (another process may read it
+    meanwhile); a cache that cannot be read or written is only slower."""
 
+    def __init__(self):
+        self.path = os.path.join(paths.cache_dir(), "onnx-op-types.json")
+        self.learned = False
+        try:
+            with open(self.path) as handle:
+                data = json.load(handle)
+            self.known = data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            self.known = {}      # none yet, or unreadable: read the models again
 
-def _op_types_path() -> str:
-    return os.path.join(paths.cache_dir(), "onnx-op-types.json")
+    def of(self, path: str) -> set[str]:
+        stat = os.stat(path)
+        key = f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
+        if key not in self.known:
+            import onnx
+            model = onnx.load(path, load_external_data=False)
+            self.known[key] = sorted({node.op_type for node in model.graph.node})
+            self.learned = True
+        return set(self.known[key])
 
-
-@functools.cache
-def _op_types_file() -> dict[str, list[str]]:
-    try:
-        with open(_op_types_path()) as handle:
-            data = json.load(handle)
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}      # none yet, or unreadable: read the models again
-
-
-def _save_op_types(known: dict[str, list[str]]) -> None:
-    """Whole and atomically (another process may read it meanwhile); a cache that cannot
-    be written is only slower."""
-    path = _op_types_path()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        partial = f"{path}.{os.getpid()}.partial"
-        with open(partial, "w") as handle:
-            json.dump(known, handle)
-        os.replace(partial, path)
-    except OSError:
-        pass
+    def save(self) -> None:
+        if not self.learned:
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            partial = f"{self.path}.{os.getpid()}.partial"
+            with open(partial, "w") as handle:
+                json.dump(self.known, handle)
+            os.replace(partial, self.path)
+        except OSError:
+            pass
 
 
 def _tags(tags, case_id: str, slow: set[str]) -> tuple[str, ...]:

@@ -12,6 +12,8 @@ import hashlib
 import os
 import sys
 
+from harness.reduce import onnx_steps  # imports onnx only where a step runs
+
 STEM = "best"   # best.onnx, best.py (TVMScript) or best.json: the best input so far
 
 
@@ -50,17 +52,6 @@ class RelaxModule:
         return path
 
 
-def _onnx():
-    """onnx, imported when an ONNX model is reduced (not by every CLI start: 0.7 s)."""
-    import onnx
-    return onnx
-
-
-def _onnx_steps():
-    from harness.reduce import onnx_steps
-    return onnx_steps
-
-
 class OnnxKind:
     name = "onnx"
     suffixes = (".onnx",)
@@ -71,14 +62,14 @@ class OnnxKind:
         return onnx is not None and isinstance(model, onnx.ModelProto)
 
     def size(self, model) -> int:
-        return _onnx_steps().size(model)
+        return onnx_steps.size(model)
 
     def digest(self, model) -> str:
         return hashlib.sha256(model.SerializeToString()).hexdigest()
 
     def valid(self, model) -> bool:
         """ONNX's checker accepts it (a candidate it refuses is not worth a child)."""
-        onnx = _onnx()
+        import onnx  # here, as every use below: not by every CLI start (0.7 s)
         try:
             onnx.checker.check_model(model)
         except onnx.checker.ValidationError:
@@ -86,13 +77,15 @@ class OnnxKind:
         return True
 
     def write(self, model, stem: str) -> str:
+        import onnx
         path = stem + ".onnx"
-        _onnx().save(model, path + ".partial")
+        onnx.save(model, path + ".partial")
         os.replace(path + ".partial", path)
         return path
 
     def read(self, path: str, state):
-        return _onnx().load(path)
+        import onnx
+        return onnx.load(path)
 
     def record(self, model, state) -> None:
         state.nodes = self.size(model)
