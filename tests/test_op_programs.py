@@ -89,6 +89,18 @@ def test_the_steering_signal_names_the_passes_that_rewrote():
     assert "DecomposeOps" not in rewrote   # nothing to decompose in an add
 
 
+def test_the_steering_scores_only_what_the_campaign_has_not_met():
+    """Scored on the rewrite count, a campaign climbed onto a few ops (seed 0: 70 of 183
+    ops in 400 programs, the nightly's seeded cumsum never drawn): the score is what is
+    new, so a program met again scores nothing and a new op scores even with no rewrite."""
+    seen: set = set()
+    assert fuzz.pairs_not_met(["relax.add"], {"LegalizeOps", "FuseOps"}, seen) == 3
+    assert fuzz.pairs_not_met(["relax.add"], {"LegalizeOps", "FuseOps"}, seen) == 0
+    assert fuzz.pairs_not_met(["relax.add"], {"LegalizeOps", "FoldConstant"}, seen) == 1
+    assert fuzz.pairs_not_met(["relax.cumsum"], set(), seen) == 1
+    assert fuzz.pairs_not_met(["relax.cumsum", "relax.add"], set(), seen) == 0
+
+
 def _called_ops(mod) -> set[str]:
     found = set()
 
