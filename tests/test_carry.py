@@ -5,13 +5,16 @@ A real report makes the earlier night; the carried rows are then edited to show 
 carry reads them again (a violation no entry explains turns the row red) and that it
 keys on the inputs (another digest is checked again).
 """
+import ast
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 from helpers import RELAX_MODULE_FILE, ROOT, SMALL_CASE, cli_here
 
-from harness.cli import carry
+from harness.cli import carry, row_code
 from harness.cli.report import row_key
 
 pytestmark = pytest.mark.in_process_tvm
@@ -51,7 +54,7 @@ def test_a_row_of_the_same_inputs_is_carried_not_checked(last_night, tmp_path):
     (before,) = _lines(last_night)
     assert line["row"]["carried"] == last_night
     assert {k: v for k, v in line["row"].items() if k != "carried"} == before["row"]
-    assert line["inputs"] == before["inputs"] == carry.inputs_digest()
+    assert line["inputs"] == before["inputs"] == carry.inputs_digest("report")
 
 
 def test_a_carried_row_is_read_again_against_todays_registry(last_night, tmp_path):
@@ -97,13 +100,72 @@ def test_the_digest_follows_the_code_and_the_catalog_not_the_registry(tmp_path, 
                         ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(carry.paths, "REPO_ROOT", str(tmp_path))
     digest = carry.inputs_digest.__wrapped__
-    first = digest()
-    with open(tmp_path / "cases" / "known_issues.toml", "a") as handle:
-        handle.write("\n# a registry edit: rows are read again, not recomputed\n")
-    assert digest() == first
-    with open(tmp_path / "harness" / "tvmapi" / "pass_guard.py", "a") as handle:
-        handle.write("\n# a code edit\n")
-    assert digest() != first
+    commands = ("report", "passes", "guard-suite")
+    first = {command: digest(command) for command in commands}
+
+    def edit(relative):
+        with open(tmp_path / relative, "a") as handle:
+            handle.write("\n# an edit\n")
+        return {command: digest(command) for command in commands}
+    # a registry edit: rows are read again, not recomputed
+    assert edit("cases/known_issues.toml") == first
+    # the page and the fuzzer make no row: last night's report and sweep stand
+    page = edit("harness/cli/matrix_page.py")
+    assert page["report"] == first["report"] and page["passes"] == first["passes"]
+    assert edit("harness/cli/fuzz_ops.py") == page
+    # the pass guard checks every row of every command
+    guard = edit("harness/tvmapi/pass_guard.py")
+    assert all(guard[command] != page[command] for command in commands), guard
+    # the catalog is every row's input too
+    catalog = edit("cases/catalog.toml")
+    assert all(catalog[command] != guard[command] for command in commands), catalog
+
+
+def test_a_rows_digest_covers_every_harness_module_its_checking_child_imports():
+    """The digest's code is a static import closure (harness.cli.row_code); a child that
+    really checks cases (an ONNX graph case, an onnx-node case) imports nothing outside
+    it, lazy imports and the doors included. A dynamic import the closure cannot see
+    would fail here, and so would a row maker left out of ROW_MAKERS."""
+    script = ("import json, sys, tempfile\n"
+              "from harness.options import Options\n"
+              "from harness.process.child import run_spec\n"
+              "for case in sys.argv[1:]:\n"
+              "    with tempfile.TemporaryDirectory() as work:\n"
+              "        run_spec({'case': case, 'options': Options().to_json()},\n"
+              "                 lambda event: None, work)\n"
+              "print(json.dumps(sorted(name for name in sys.modules\n"
+              "                        if name.split('.')[0] == 'harness')))\n")
+    done = subprocess.run([sys.executable, "-c", script, SMALL_CASE,
+                           "node-averagepool_1d_default"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "harness.runner.path_runner" in imported and "harness.doors.onnx_door" in imported
+    modules = row_code._modules(ROOT)
+    for command in ("report", "passes"):
+        covered = set(row_code.files_of(command, ROOT))
+        assert [name for name in imported if modules[name] not in covered] == [], command
+
+
+def test_what_the_cli_imports_beyond_a_rows_code_does_nothing_when_imported():
+    """`python -m harness report` imports every command (harness.cli.main registers them),
+    so a module outside report's closure still runs its top level: it may only define
+    names (imports, functions, classes, constants, tables), never call into another
+    module's state, or an edit to it could change a row the digest says is the same."""
+    inside = set(row_code.files_of("report", ROOT)) & set(row_code.files_of("passes", ROOT))
+    offenders = []
+    for relative in sorted(set(row_code._modules(ROOT).values()) - inside):
+        with open(f"{ROOT}/{relative}") as handle:
+            tree = ast.parse(handle.read())
+        for node in tree.body:
+            defines = isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                        ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+                                        ast.AnnAssign))
+            docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            typing_only = isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+            if not (defines or docstring or typing_only) and relative != "harness/__main__.py":
+                offenders.append(f"{relative}:{node.lineno}: {ast.unparse(node)[:80]}")
+    assert offenders == []
 
 
 def test_guard_suite_carries_files_and_their_records_while_the_suite_is_the_same(tmp_path):

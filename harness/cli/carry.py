@@ -2,14 +2,14 @@
 computed again.
 
 A row is a function of what it was computed from: the TVM stack (a released wheel never
-changes), the harness's own code, the case catalog and every installed package (torch,
-onnx...). When all of it is the same as on an earlier night, checking again gives the
-same row; only its reading may differ, since the registry of known issues changes
-between nights, so a carried row is judged again against today's registry (the row keeps
-the violations for that). Every journal line records the digest of those inputs
-(`inputs_digest`); `--carry DIR` takes a row from DIR's journal only when its stack and its
-digest both equal this run's. A source build ("git:" versions) is never carried: the
-same commit may be built from other files.
+changes), the harness code that makes the row (harness.cli.row_code), the case catalog and
+every installed package (torch, onnx...). When all of it is the same as on an earlier
+night, checking again gives the same row; only its reading may differ, since the registry
+of known issues changes between nights, so a carried row is judged again against today's
+registry (the row keeps the violations for that). Every journal line records the digest of
+those inputs (`inputs_digest`); `--carry DIR` takes a row from DIR's journal only when its
+stack and its digest both equal this run's. A source build ("git:" versions) is never
+carried: the same commit may be built from other files.
 
 A carried row is still checked for real one night in `--carry-refresh N` (7 by default),
 always the same night of the cycle for one row (`due`): each night checks about a seventh
@@ -28,6 +28,7 @@ import sys
 from importlib import metadata
 
 from harness import jsonl, paths
+from harness.cli import row_code
 from harness.verdict import UNSETTLED, Result
 
 # What a row does not depend on: the registry (a carried row is judged again) and the
@@ -36,21 +37,23 @@ _NOT_INPUTS = ("cases/known_issues.toml", "cases/reproducers/")
 
 
 @functools.cache
-def inputs_digest() -> str:
-    """sha256 of this harness's code, the case catalog, the Python version and every
-    installed distribution's name and version."""
+def inputs_digest(command: str) -> str:
+    """sha256 of the harness code `command`'s rows are computed by (harness.cli.row_code:
+    a change to the page or the fuzzer leaves a report row standing), the case catalog,
+    the Python version and every installed distribution's name and version."""
     digest = hashlib.sha256(sys.version.encode())
-    for top in ("harness", "cases"):
-        for folder, subfolders, files in os.walk(os.path.join(paths.REPO_ROOT, top)):
-            subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
-            for name in sorted(files):
-                path = os.path.join(folder, name)
-                relative = os.path.relpath(path, paths.REPO_ROOT).replace(os.sep, "/")
-                if name.endswith(".pyc") or relative.startswith(_NOT_INPUTS):
-                    continue
-                digest.update(relative.encode() + b"\0")
-                with open(path, "rb") as handle:
-                    digest.update(hashlib.sha256(handle.read()).digest())
+    catalog = []
+    for folder, subfolders, files in os.walk(os.path.join(paths.REPO_ROOT, "cases")):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+        for name in sorted(files):
+            relative = os.path.relpath(os.path.join(folder, name), paths.REPO_ROOT)
+            relative = relative.replace(os.sep, "/")
+            if not name.endswith(".pyc") and not relative.startswith(_NOT_INPUTS):
+                catalog.append(relative)
+    for relative in row_code.files_of(command, paths.REPO_ROOT) + catalog:
+        digest.update(relative.encode() + b"\0")
+        with open(os.path.join(paths.REPO_ROOT, relative), "rb") as handle:
+            digest.update(hashlib.sha256(handle.read()).digest())
     installed = sorted(f"{dist.metadata['Name']}=={dist.version}".lower()
                        for dist in metadata.distributions() if dist.metadata["Name"])
     digest.update("\n".join(installed).encode())
@@ -72,7 +75,7 @@ def suite_digest(python: str, roots: list[str]) -> str | None:
                             text=True)
     if listed.returncode != 0 or "\napache-tvm==" not in "\n" + listed.stdout:
         return None
-    digest = hashlib.sha256((inputs_digest() + "\n" + listed.stdout).encode())
+    digest = hashlib.sha256((inputs_digest("guard-suite") + "\n" + listed.stdout).encode())
     for root in sorted(roots):
         walked = [(os.path.dirname(root) or ".", [], [os.path.basename(root)])] \
             if os.path.isfile(root) else os.walk(root)
@@ -111,7 +114,7 @@ def earlier(args, command: str, stack: dict, key,
             digest: str | None = "") -> dict[tuple, tuple[dict, str]]:
     """What `--carry DIR` gives `command` (`rows`), said on stderr with the digest the rows
     were matched on: what a user reads when nothing was carried."""
-    digest = inputs_digest() if digest == "" else digest
+    digest = inputs_digest(command) if digest == "" else digest
     found = rows(args.carry, command, stack, key, digest, args.carry_refresh)
     print(f"{command}: --carry: {len(found)} rows of this stack with the same inputs "
           f"({digest or 'none: not a TVM wheel'}) in {', '.join(args.carry)}",
@@ -138,11 +141,11 @@ def rows(folders: list[str] | None, command: str, stack: dict, key,
          digest: str | None = "", refresh: int = 7,
          day: int | None = None) -> dict[tuple, tuple[dict, str]]:
     """{row key: (row, its folder)} of the rows in FOLDER/COMMAND-rows.jsonl, for each
-    folder, whose stack and inputs digest (default `inputs_digest()`) are this run's (the
+    folder, whose stack and inputs digest (default `inputs_digest(command)`) are this run's (the
     first folder naming a key wins), but those `due` for a real check today. None for
     `digest`: nothing is carried."""
     if digest == "":
-        digest = inputs_digest()
+        digest = inputs_digest(command)
     if not folders or not carryable(stack) or digest is None:
         return {}
     day = today() if day is None else day

@@ -47,7 +47,7 @@ class Journal:
         self.stack = {**stack, "row_format": ROW_FORMAT, "harness": harness.__version__}
         self.resume = resume
         # what the rows were computed from besides the stack (harness.cli.carry)
-        self.inputs = carry.inputs_digest() if inputs == "" else inputs
+        self.inputs = carry.inputs_digest(command) if inputs == "" else inputs
         self.done: dict[tuple, dict] = {}
         earlier = read_rows(self.path)
         if resume:

@@ -1,0 +1,91 @@
+"""Which of the harness's files a command's rows are computed by: what a carried row's
+digest covers (harness.cli.carry).
+
+A row of `report` is a function of the code that checks a case (the runner, the oracles,
+the TVM layer, the doors, the catalog, the child process) and of the code that turns the
+result into a row, not of the merge page, the fuzzers, the reducer or the bisects. So the
+digest covers the static import closure of the modules that make the rows: every import
+statement of every file reached, lazy ones inside functions included, and the packages
+above each module reached (their `__init__` runs first); and every file under the harness
+that is not Python (templates, data), which code may read by path. A change anywhere else
+leaves last night's rows standing: during development most commits touch one command
+(tests/test_carry.py holds the closure to what a real row's processes import).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import os
+
+from harness import paths
+
+# The modules whose code makes each command's rows. The child process (a fresh
+# interpreter or a fork of the warm server) is named too: it is started, not imported.
+ROW_MAKERS = {
+    "report": ("harness.cli.report", "harness.process.child", "harness.process.warm"),
+    "passes": ("harness.cli.passes", "harness.process.child", "harness.process.warm"),
+    # TVM's tests run in their own interpreter with the suite plugin loaded (`-p`)
+    "guard-suite": ("harness.cli.guard_suite", "harness.suite.plugin"),
+}
+
+
+def files_of(command: str, root: str | None = None) -> list[str]:
+    """The files, relative to the checkout and sorted, whose content a `command` row's
+    digest covers."""
+    return list(_files(command, root or paths.REPO_ROOT))
+
+
+@functools.cache
+def _files(command: str, root: str) -> tuple[str, ...]:
+    modules = _modules(root)
+    reached: set[str] = set()
+    pending = list(ROW_MAKERS[command])
+    while pending:
+        name = pending.pop()
+        if name in reached or name not in modules:
+            continue
+        reached.add(name)
+        pending += _imported(name, modules, root)
+        parts = name.split(".")
+        pending += [".".join(parts[:end]) for end in range(1, len(parts))]
+    python = {modules[name] for name in reached}
+    data = {relative for relative in _walk(root) if not relative.endswith(".py")}
+    return tuple(sorted(python | data))
+
+
+def _walk(root: str) -> list[str]:
+    found = []
+    for folder, subfolders, names in os.walk(os.path.join(root, "harness")):
+        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
+        for name in names:
+            if not name.endswith(".pyc"):
+                found.append(os.path.relpath(os.path.join(folder, name), root)
+                             .replace(os.sep, "/"))
+    return found
+
+
+def _modules(root: str) -> dict[str, str]:
+    """{module name: its file relative to `root`} of the harness package."""
+    return {relative[:-3].replace("/", ".").removesuffix(".__init__"): relative
+            for relative in _walk(root) if relative.endswith(".py")}
+
+
+def _imported(name: str, modules: dict[str, str], root: str) -> list[str]:
+    """The harness modules `name` imports anywhere in its file (a `from X import Y` is
+    module X.Y when that is a module, else X)."""
+    relative = modules[name]
+    package = name if relative.endswith("__init__.py") else name.rpartition(".")[0]
+    with open(os.path.join(root, relative)) as handle:
+        tree = ast.parse(handle.read(), relative)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:   # relative: from the importer's package, up level - 1
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            found += [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                      for alias in node.names]
+    return [module for module in found if module.split(".")[0] == "harness"]
