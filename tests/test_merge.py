@@ -90,3 +90,23 @@ def test_guard_suite_records_of_several_runs_join_into_one_summary(tmp_path):
     assert code == 1, err     # an unregistered mutation
     merged = json.loads((out / "guard-suite" / "summary.json").read_text())
     assert merged["tests"] == 2 and merged["findings"][0]["count"] == 2
+
+
+def test_two_release_sets_that_resolved_one_stack_are_two_columns(tmp_path, monkeypatch):
+    """`newest` resolves a pinned set's very stack between upstream releases: its rows are
+    the same rows of the same stack, yet no overlapping shards; each set is its own column,
+    named after it (the pinned set's door rows ran with torch, the newest's without)."""
+    monkeypatch.setenv("HARNESS_RELEASE_SET", "tvm-0.27.0.post1")
+    pinned = _folder(tmp_path / "pinned", STACK_27, [_row("conv-a"), _row("tv-a")])
+    monkeypatch.setenv("HARNESS_RELEASE_SET", "newest")
+    newest = _folder(tmp_path / "newest", STACK_27, [_row("conv-a"),
+                                                     _row("tv-a", "unsupported", "unsupported")])
+    code, _, err = cli_here("merge", pinned, newest, "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    merged = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert merged["sets"] == ["tvm==0.27.0.post1 tvm-ffi==0.1.14.post1 (newest)",
+                              "tvm==0.27.0.post1 tvm-ffi==0.1.14.post1 (tvm-0.27.0.post1)"]
+    assert len(merged["rows"]) == 4
+    # one set's shard given twice is still refused
+    code, _, err = cli_here("merge", newest, newest, "--out", str(tmp_path / "again"))
+    assert code == 2 and "overlapping shards" in err

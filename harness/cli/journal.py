@@ -29,6 +29,8 @@ def _ends_with_newline(path: str) -> bool:
         return handle.read(1) == b"\n"
 
 
+# The nightly job's release set (its matrix name), written on every line (merge.read).
+RELEASE_SET_VARIABLE = "HARNESS_RELEASE_SET"
 # Bumped when a row's fields change: rows of another format are run again, not mixed in
 # (and `merge` refuses to join rows of two formats or two harness versions).
 ROW_FORMAT = 4   # 3: report rows carry their violations' signatures; 4: and their stale entries
@@ -64,7 +66,11 @@ class Journal:
             self._sink = open(self.path, "a" if self.resume else "w", buffering=1)
             if self._sink.tell() and not _ends_with_newline(self.path):
                 self._sink.write("\n")   # after a line a kill cut short: keep ours whole
-        self._sink.write(json.dumps({"stack": self.stack, "inputs": self.inputs,
+        # the nightly's name for the release set (its job's HARNESS_RELEASE_SET): two
+        # sets that resolved the same stack stay two columns of the merged page
+        release_set = os.environ.get(RELEASE_SET_VARIABLE, "")
+        named = {"set": release_set} if release_set else {}
+        self._sink.write(json.dumps({"stack": self.stack, "inputs": self.inputs, **named,
                                      "row": row}) + "\n")
 
     def close(self) -> None:

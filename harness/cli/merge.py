@@ -33,7 +33,7 @@ NEEDED = {"report": ("case", "verdict", "status", "failing", "exit", "outcome_co
 
 def read(folders: list[str]) -> dict[str, list[tuple[str, dict]]]:
     """{command: [(set label, row)]} of every folder; refuses what must not be joined."""
-    found: dict[str, list[tuple[str, dict]]] = {command: [] for command in COMMANDS}
+    found: dict[str, list[tuple[tuple[str, str], dict]]] = {command: [] for command in COMMANDS}
     seen: dict[tuple, str] = {}
     harness_of: dict[tuple, str] = {}
     for folder in folders:
@@ -55,17 +55,32 @@ def read(folders: list[str]) -> dict[str, list[tuple[str, dict]]]:
                 if missing:
                     raise BadInput(f"a {command} row in {folder} has no {', '.join(missing)}: "
                                    "it was written by another harness version; run it again")
-                label = page_cells.set_label(stack)
-                identity = (command, label, json.dumps(stack, sort_keys=True),
+                label, named = page_cells.set_label(stack), line.get("set") or ""
+                identity = (command, named, label, json.dumps(stack, sort_keys=True),
                             key(line["row"]))
                 if identity in seen:
                     raise BadInput(f"{command} row {key(line['row'])} on {label} is in both "
                                    f"{seen[identity]} and {folder}: overlapping shards")
                 seen[identity] = folder
-                found[command].append((label, line["row"]))
+                found[command].append(((label, named), line["row"]))
         if not lines and not summary.read([os.path.join(folder, "files")]):
             raise BadInput(f"{folder} holds no rows of report, passes or guard-suite")
-    return found
+    return _columns(found)
+
+
+def _columns(found: dict) -> dict[str, list[tuple[str, dict]]]:
+    """A release set's column is its TVM stack; where two named sets (the nightly's
+    HARNESS_RELEASE_SET) resolved the same stack, as `newest` does when the newest
+    packages are a pinned set's, each is a column of its own, named after it: they were
+    installed apart (the pinned set with torch, the newest without), so neither's rows
+    may hide the other's, and the same rows twice are no overlapping shards."""
+    sets_of: dict[str, set[str]] = {}
+    for entries in found.values():
+        for (label, named), _ in entries:
+            sets_of.setdefault(label, set()).add(named)
+    return {command: [(f"{label} ({named})" if named and len(sets_of[label]) > 1 else label,
+                       row) for (label, named), row in entries]
+            for command, entries in found.items()}
 
 
 def write(found: dict, folders: list[str], out: str, previous: dict | None = None) -> int:
