@@ -14,10 +14,16 @@ takes 4x the median one or more (their weights dominate every copy), or, without
 cannot be reached: the sweep is then planned as it runs now, (model, pass group) units
 with the memo, and printed before/after for each N: runner hours and the slowest shard.
 
+`--carry --commits N` also prints what a night costs on average when one commit of the
+last N lands a night: a commit that touches the code a part's rows are made by
+(harness/cli/row_code.py) or the catalog makes that part's night a full one, any other a
+carried one; beside it the rule before row_code, when any file under harness/ or cases/
+(the nightly's carry cache key then) made every part's night a full one.
+
 Usage: python bench/nightly_plan.py [--report DIR ...] [--guard-suite DIR]
         [--pytest-durations FILE] [--sweep-seconds-per-case S] [--sweep-heavy-seconds S]
         [--sweep-heavy GLOB ...] [--sweep-inputs FILE] [--shards 1,2,4,8,16]
-        [--carry [--carry-refresh N]]
+        [--carry [--carry-refresh N] [--commits N]]
 """
 from __future__ import annotations
 
@@ -25,13 +31,15 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sweep_plan
 
-from harness import jsonl, shards
+from harness import jsonl, paths, shards
+from harness.cli import row_code
 
 
 def _rows(folder: str, name: str) -> list[dict]:
@@ -81,8 +89,8 @@ def sweep_costs(args, extract_walls: dict[str, float]) -> dict:
     from harness.catalog import cases as catalog
     swept = catalog.select_for_run(None)
     heavy = tuple(args.sweep_heavy or sweep_plan.Costs.heavy_globs)
-    if extract_walls:
-        walled = [case.id for case in swept if case.id in extract_walls]
+    walled = [case.id for case in swept if case.id in extract_walls]
+    if walled:   # the reports measured some swept case (the door's cases are not swept)
         middle = statistics.median(extract_walls[case] for case in walled)
         heavy = tuple(case for case in walled if extract_walls[case] >= 4 * middle)
     costs = sweep_plan.Costs(args.sweep_seconds_per_case,
@@ -118,6 +126,8 @@ def main() -> int:
                         help="also plan a night whose report, sweep and suite rows are carried")
     parser.add_argument("--carry-refresh", type=int, default=7,
                         help="with --carry: each row checked for real one night in N")
+    parser.add_argument("--commits", type=int, default=0,
+                        help="with --carry: the average night over the last N commits")
     args = parser.parse_args()
     counts = [int(n) for n in args.shards.split(",")]
     print(f"{'part':<28} {'units':>6} {'total h':>8}")
@@ -130,9 +140,60 @@ def main() -> int:
               "night before: `report`, `passes` and `guard-suite --carry`), each row checked "
               f"for real one night in {args.carry_refresh}:")
         print_plan(lambda count: carried_night(parts(args, count), args.carry_refresh), counts)
+        if args.commits:
+            print_average_night(args, max(counts))
     if args.sweep_seconds_per_case:
         print_sweep(args, counts)
     return 0
+
+
+# Which command makes each part's rows (the code its carried rows' digest covers).
+PART_COMMANDS = {"report ": "report", "guard-suite": "guard-suite", "pass sweep": "passes"}
+
+
+def changed_files(commits: int) -> list[list[str]]:
+    """The files each of the last `commits` commits of this checkout changed."""
+    listed = subprocess.run(["git", "-C", paths.REPO_ROOT, "log", f"-{commits}",
+                             "--name-only", "--format=format:@@"], capture_output=True, text=True,
+                            check=True).stdout
+    return [chunk.split() for chunk in listed.split("@@")[1:]]
+
+
+def print_average_night(args, count: int) -> None:
+    """Runner hours of the average night over the last commits, by the rule of each
+    part's digest now and by the cache key before it. A part no command carries (the
+    pytest items) is whole every night either way."""
+    commits = changed_files(args.commits)
+    full, carried = parts(args, count), carried_night(parts(args, count), args.carry_refresh)
+
+    def share(touches) -> float:
+        return sum(1 for files in commits if any(touches(name) for name in files)) \
+            / max(len(commits), 1)
+
+    def in_catalog(name: str) -> bool:
+        return name.startswith("cases/") and not name.startswith(
+            ("cases/known_issues.toml", "cases/reproducers/"))
+    anything = share(lambda name: name.startswith(("harness/", "cases/")))
+    print(f"\nthe average night over the last {len(commits)} commits, one a night "
+          "(runner h per release set):")
+    print(f"{'part':<28} {'full now':>9} {'full before':>12} {'now h':>7} {'before h':>9}")
+    totals = [0.0, 0.0]
+    for name in full:
+        command = next((c for prefix, c in PART_COMMANDS.items() if name.startswith(prefix)),
+                       None)
+        if command is None:
+            now = before = 1.0
+        else:
+            code = set(row_code.files_of(command))
+            now = share(lambda file, code=code: file in code or in_catalog(file))
+            before = anything
+        hours_full, hours_carried = (sum(night[name].values()) / 3600
+                                     for night in (full, carried))
+        averages = [fraction * hours_full + (1 - fraction) * hours_carried
+                    for fraction in (now, before)]
+        totals = [total + average for total, average in zip(totals, averages, strict=True)]
+        print(f"{name:<28} {now:9.0%} {before:12.0%} {averages[0]:7.2f} {averages[1]:9.2f}")
+    print(f"{'all':<28} {'':>9} {'':>12} {totals[0]:7.2f} {totals[1]:9.2f}")
 
 
 def print_plan(plan_of, counts: list[int]) -> None:
