@@ -24,8 +24,9 @@ from harness import paths
 ROW_MAKERS = {
     "report": ("harness.cli.report", "harness.process.child", "harness.process.warm"),
     "passes": ("harness.cli.passes", "harness.process.child", "harness.process.warm"),
-    # TVM's tests run in their own interpreter with the suite plugin loaded (`-p`)
-    "guard-suite": ("harness.cli.guard_suite", "harness.suite.plugin"),
+    # TVM's tests run in their own interpreter with the suite plugin loaded (`-p`), and
+    # pytest loads the harness's own plugin there too (setup.cfg's pytest11 entry point)
+    "guard-suite": ("harness.cli.guard_suite", "harness.suite.plugin", "harness.pytest_plugin"),
 }
 
 
