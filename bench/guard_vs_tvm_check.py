@@ -3,6 +3,8 @@
 Runs one stage of a case (after the stages before it, unguarded) four ways, alternating,
 and prints the median wall time of each and its overhead over the plain run:
   plain        no instrument
+  no-op        a PassInstrument whose callbacks do nothing: the floor of any Python
+               instrument (TVM calling into Python twice per pass application)
   tvm-check    PassContext(config={"testing.immutable_module": True}): TVM hashes each
                pass's whole input before and after it (it raises on a change; FoldConstant
                swallows that, so on the extract path it is timed, not trusted)
@@ -30,6 +32,15 @@ from harness.tvmapi.pass_guard import PassGuard, Watched
 from harness.tvmapi.pipelines import build
 
 
+@calls.pass_instrument
+class _NoOp:
+    def run_before_pass(self, mod, info):
+        pass
+
+    def run_after_pass(self, mod, info):
+        pass
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("case", nargs="?", default="yolov3-tiny")
@@ -50,6 +61,8 @@ def main() -> int:
     def run(mode: str) -> float:
         instruments, config = [], {}
         guard = None
+        if mode == "no-op":
+            instruments = [_NoOp()]
         if mode.startswith("guard"):
             guard = PassGuard(lambda event: None, eager=mode == "guard-eager")
             guard.begin_stage(name, [Watched("source", source), Watched("stage input", current)])
@@ -66,7 +79,7 @@ def main() -> int:
             guard.end_stage()
         return time.perf_counter() - started
 
-    modes = ("plain", "tvm-check", "guard", "guard-eager")
+    modes = ("plain", "no-op", "tvm-check", "guard", "guard-eager")
     walls = {mode: [] for mode in modes}
     for _ in range(args.repeat):
         for mode in modes:

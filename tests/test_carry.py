@@ -141,7 +141,7 @@ def test_a_rows_digest_covers_every_harness_module_its_checking_child_imports():
     assert done.returncode == 0, done.stderr[-2000:]
     imported = json.loads(done.stdout.strip().splitlines()[-1])
     assert "harness.runner.path_runner" in imported and "harness.doors.onnx_door" in imported
-    modules = row_code._modules(ROOT)
+    modules = row_code.modules(ROOT)
     for command in ("report", "passes"):
         covered = set(row_code.files_of(command, ROOT))
         assert [name for name in imported if modules[name] not in covered] == [], command
@@ -154,7 +154,7 @@ def test_what_the_cli_imports_beyond_a_rows_code_does_nothing_when_imported():
     module's state, or an edit to it could change a row the digest says is the same."""
     inside = set(row_code.files_of("report", ROOT)) & set(row_code.files_of("passes", ROOT))
     offenders = []
-    for relative in sorted(set(row_code._modules(ROOT).values()) - inside):
+    for relative in sorted(set(row_code.modules(ROOT).values()) - inside):
         with open(f"{ROOT}/{relative}") as handle:
             tree = ast.parse(handle.read())
         for node in tree.body:

@@ -10,6 +10,8 @@ import ast
 import dataclasses
 import os
 
+from harness.cli import row_code
+
 HARNESS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "harness")
 
 # The layer order, lowest first (docs/architecture.md's table): a module imports only from its
@@ -67,31 +69,12 @@ class Import:
 
 
 def read_tree(package_dir: str) -> tuple[dict[str, str], list[Import]]:
-    """({module name: its file}, every import, lazy ones included) of a package folder."""
+    """({module name: its file}, every import, lazy ones included) of a package folder
+    named harness, read as the carried rows' digest reads it (harness.cli.row_code)."""
     top = os.path.dirname(package_dir)
-    files = {}
-    for folder, _, names in os.walk(package_dir):
-        for name in names:
-            if name.endswith(".py"):
-                where = os.path.relpath(os.path.join(folder, name), top).replace(os.sep, "/")
-                module = where[:-3].replace("/", ".").removesuffix(".__init__")
-                files[module] = where
-    imports = []
-    for module, where in sorted(files.items()):
-        package = module if where.endswith("__init__.py") else module.rpartition(".")[0]
-        with open(os.path.join(top, where)) as handle:
-            tree = ast.parse(handle.read(), where)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                imports += [Import(where, node.lineno, alias.name) for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:   # relative: from the importer's package, up level - 1
-                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
-                    base = ".".join(parts + ([node.module] if node.module else []))
-                for alias in node.names:
-                    named = f"{base}.{alias.name}"
-                    imports.append(Import(where, node.lineno, named if named in files else base))
+    files = row_code.modules(top)
+    imports = [Import(where, line, target) for module, where in sorted(files.items())
+               for line, target in row_code.imports_of(module, files, top)]
     return files, imports
 
 

@@ -38,18 +38,18 @@ def files_of(command: str, root: str | None = None) -> list[str]:
 
 @functools.cache
 def _files(command: str, root: str) -> tuple[str, ...]:
-    modules = _modules(root)
+    known = modules(root)
     reached: set[str] = set()
     pending = list(ROW_MAKERS[command])
     while pending:
         name = pending.pop()
-        if name in reached or name not in modules:
+        if name in reached or name not in known:
             continue
         reached.add(name)
-        pending += _imported(name, modules, root)
+        pending += _imported(name, known, root)
         parts = name.split(".")
         pending += [".".join(parts[:end]) for end in range(1, len(parts))]
-    python = {modules[name] for name in reached}
+    python = {known[name] for name in reached}
     data = {relative for relative in _walk(root) if not relative.endswith(".py")}
     return tuple(sorted(python | data))
 
@@ -65,28 +65,36 @@ def _walk(root: str) -> list[str]:
     return found
 
 
-def _modules(root: str) -> dict[str, str]:
-    """{module name: its file relative to `root`} of the harness package."""
+def modules(root: str) -> dict[str, str]:
+    """{module name: its file relative to `root`} of the harness package under `root`."""
     return {relative[:-3].replace("/", ".").removesuffix(".__init__"): relative
             for relative in _walk(root) if relative.endswith(".py")}
 
 
-def _imported(name: str, modules: dict[str, str], root: str) -> list[str]:
-    """The harness modules `name` imports anywhere in its file (a `from X import Y` is
-    module X.Y when that is a module, else X)."""
-    relative = modules[name]
+def imports_of(name: str, known: dict[str, str], root: str) -> list[tuple[int, str]]:
+    """(line, module) of every import statement in module `name`'s file, lazy ones inside
+    functions included; `from X import Y` is module X.Y when that is one of `known`, else
+    X, and a relative import is resolved from the importer's package. (tests/test_layers.py
+    reads the layers' import graph with it too.)"""
+    relative = known[name]
     package = name if relative.endswith("__init__.py") else name.rpartition(".")[0]
     with open(os.path.join(root, relative)) as handle:
         tree = ast.parse(handle.read(), relative)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
+            found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:   # relative: from the importer's package, up level - 1
                 parts = package.split(".")[:len(package.split(".")) - node.level + 1]
                 base = ".".join(parts + ([node.module] if node.module else []))
-            found += [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                      for alias in node.names]
-    return [module for module in found if module.split(".")[0] == "harness"]
+            found += [(node.lineno, f"{base}.{alias.name}"
+                       if f"{base}.{alias.name}" in known else base) for alias in node.names]
+    return found
+
+
+def _imported(name: str, known: dict[str, str], root: str) -> list[str]:
+    """The harness modules `name` imports anywhere in its file."""
+    return [module for _, module in imports_of(name, known, root)
+            if module.split(".")[0] == "harness"]
