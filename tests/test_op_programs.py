@@ -165,7 +165,7 @@ def test_a_seeded_reduction_fault_is_found_and_shrunk_by_the_op_generator(
     assert outcome.reproducer and outcome.reproducer.endswith("repro.py")
 
 
-@pytest.mark.nightly   # ~75 s: one op of 190 found, shrunk, its reproducer run; 40 old graphs
+@pytest.mark.nightly   # ~100 s: one op of 183 found, shrunk, its reproducer run; 40 old graphs
 def test_a_seeded_cumsum_fault_is_found_by_the_op_generator_only(
         tmp_path, only_the_seeded_fault_is_news):
     options = _seeded_options("fail_on_cumsum")
