@@ -247,7 +247,7 @@ def _onnx_model(spec):
 def cmd_fuzz(args) -> int:
     output_dir(args.out)
     options = Options(target=args.target, inject_pass=args.inject_pass,
-                      inject_before=args.inject_before)
+                      inject_before=args.inject_before, path=args.path)
     outcome = run(args.examples, args.seed, options, args.inject_copier, args.out,
                   progress=lambda text: print(f"fuzz: {text}", file=sys.stderr, flush=True),
                   steer=not args.no_steer, generator=args.generator)
@@ -277,6 +277,9 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--out", default="reproducers", help="folder for reproducers")
     p.add_argument("--target", default="llvm")
+    p.add_argument("--path", choices=("extract", "compile"), default="extract",
+                   help="the path each input runs (see `check --help`): compile lowers what "
+                        "extraction leaves alone (scans and sorts, the VM's shape code)")
     p.add_argument("--inject-pass", metavar="FILE.py:FUNC", default=None)
     p.add_argument("--inject-before", default=None, metavar="STAGE")
     p.add_argument("--generator", choices=GENERATORS, default="graphs",
