@@ -15,10 +15,10 @@ cannot be reached: the sweep is then planned as it runs now, (model, pass group)
 with the memo, and printed before/after for each N: runner hours and the slowest shard.
 
 `--carry --commits N` also prints what a night costs on average when one commit of the
-last N lands a night: a commit that touches the code a part's rows are made by
-(harness/cli/row_code.py) or the catalog makes that part's night a full one, any other a
-carried one; beside it the rule before row_code, when any file under harness/ or cases/
-(the nightly's carry cache key then) made every part's night a full one.
+last N lands a night: a commit that touches the files a part's rows are made from
+(harness/cli/row_code.py: their code and the catalog) makes that part's night a full one,
+any other a carried one; beside it the rule before row_code, when any file under harness/
+or cases/ (the nightly's carry cache key then) made every part's night a full one.
 
 Usage: python bench/nightly_plan.py [--report DIR ...] [--guard-suite DIR]
         [--pytest-durations FILE] [--sweep-seconds-per-case S] [--sweep-heavy-seconds S]
@@ -48,14 +48,16 @@ def _rows(folder: str, name: str) -> list[dict]:
 
 
 # The parts whose rows `--carry` takes from the night before (harness.cli.carry).
-CARRIED = ("report ", "guard-suite", "pass sweep")
+# {part name prefix: the command that makes its rows}: the parts `--carry` takes from
+# the night before, each carried by the digest of its command's code (harness.cli.row_code).
+CARRIED = {"report ": "report", "guard-suite": "guard-suite", "pass sweep": "passes"}
 
 
 def carried_night(plan: dict[str, dict[str, float]], refresh: int) -> dict:
     """The plan of a night that carries: of each carried part, the share due for a real
     check (one row in `refresh`, harness.cli.carry.due), spread evenly; the rest whole."""
     return {name: ({unit: seconds / refresh for unit, seconds in durations.items()}
-                   if name.startswith(CARRIED) else durations)
+                   if name.startswith(tuple(CARRIED)) else durations)
             for name, durations in plan.items()}
 
 
@@ -147,10 +149,6 @@ def main() -> int:
     return 0
 
 
-# Which command makes each part's rows (the code its carried rows' digest covers).
-PART_COMMANDS = {"report ": "report", "guard-suite": "guard-suite", "pass sweep": "passes"}
-
-
 def changed_files(commits: int) -> list[list[str]]:
     """The files each of the last `commits` commits of this checkout changed."""
     listed = subprocess.run(["git", "-C", paths.REPO_ROOT, "log", f"-{commits}",
@@ -164,28 +162,24 @@ def print_average_night(args, count: int) -> None:
     part's digest now and by the cache key before it. A part no command carries (the
     pytest items) is whole every night either way."""
     commits = changed_files(args.commits)
-    full, carried = parts(args, count), carried_night(parts(args, count), args.carry_refresh)
+    full = parts(args, count)
+    carried = carried_night(full, args.carry_refresh)
 
     def share(touches) -> float:
         return sum(1 for files in commits if any(touches(name) for name in files)) \
             / max(len(commits), 1)
-
-    def in_catalog(name: str) -> bool:
-        return name.startswith("cases/") and not name.startswith(
-            ("cases/known_issues.toml", "cases/reproducers/"))
     anything = share(lambda name: name.startswith(("harness/", "cases/")))
     print(f"\nthe average night over the last {len(commits)} commits, one a night "
           "(runner h per release set):")
     print(f"{'part':<28} {'full now':>9} {'full before':>12} {'now h':>7} {'before h':>9}")
     totals = [0.0, 0.0]
     for name in full:
-        command = next((c for prefix, c in PART_COMMANDS.items() if name.startswith(prefix)),
-                       None)
+        command = next((c for prefix, c in CARRIED.items() if name.startswith(prefix)), None)
         if command is None:
             now = before = 1.0
         else:
             code = set(row_code.files_of(command))
-            now = share(lambda file, code=code: file in code or in_catalog(file))
+            now = share(lambda file, code=code: file in code)   # its code or the catalog
             before = anything
         hours_full, hours_carried = (sum(night[name].values()) / 3600
                                      for night in (full, carried))

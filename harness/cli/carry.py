@@ -31,26 +31,15 @@ from harness import jsonl, paths
 from harness.cli import row_code
 from harness.verdict import UNSETTLED, Result
 
-# What a row does not depend on: the registry (a carried row is judged again) and the
-# standalone reproducers.
-_NOT_INPUTS = ("cases/known_issues.toml", "cases/reproducers/")
-
 
 @functools.cache
 def inputs_digest(command: str) -> str:
-    """sha256 of the harness code `command`'s rows are computed by (harness.cli.row_code:
-    a change to the page or the fuzzer leaves a report row standing), the case catalog,
-    the Python version and every installed distribution's name and version."""
+    """sha256 of the files `command`'s rows are computed by (harness.cli.row_code: the
+    harness code that makes them, so a change to the page or the fuzzer leaves a report
+    row standing, and the case catalog), the Python version and every installed
+    distribution's name and version."""
     digest = hashlib.sha256(sys.version.encode())
-    catalog = []
-    for folder, subfolders, files in os.walk(os.path.join(paths.REPO_ROOT, "cases")):
-        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
-        for name in sorted(files):
-            relative = os.path.relpath(os.path.join(folder, name), paths.REPO_ROOT)
-            relative = relative.replace(os.sep, "/")
-            if not name.endswith(".pyc") and not relative.startswith(_NOT_INPUTS):
-                catalog.append(relative)
-    for relative in row_code.files_of(command, paths.REPO_ROOT) + catalog:
+    for relative in row_code.files_of(command, paths.REPO_ROOT):
         digest.update(relative.encode() + b"\0")
         with open(os.path.join(paths.REPO_ROOT, relative), "rb") as handle:
             digest.update(hashlib.sha256(handle.read()).digest())

@@ -1,5 +1,5 @@
-"""Which of the harness's files a command's rows are computed by: what a carried row's
-digest covers (harness.cli.carry).
+"""Which files of the checkout a command's rows are computed by: what a carried row's
+digest covers (harness.cli.carry), the harness code and the case catalog.
 
 A row of `report` is a function of the code that checks a case (the runner, the oracles,
 the TVM layer, the doors, the catalog, the child process) and of the code that turns the
@@ -9,7 +9,9 @@ statement of every file reached, lazy ones inside functions included, and the pa
 above each module reached (their `__init__` runs first); and every file under the harness
 that is not Python (templates, data), which code may read by path. A change anywhere else
 leaves last night's rows standing: during development most commits touch one command
-(tests/test_carry.py holds the closure to what a real row's processes import).
+(tests/test_carry.py holds the closure to what a real row's processes import). Every
+command's rows are computed from the catalog under cases/, but for the registry (a carried
+row is judged again) and the standalone reproducers.
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ ROW_MAKERS = {
     # pytest loads the harness's own plugin there too (setup.cfg's pytest11 entry point)
     "guard-suite": ("harness.cli.guard_suite", "harness.suite.plugin", "harness.pytest_plugin"),
 }
+# Under cases/, what no row is computed from.
+NOT_INPUTS = ("cases/known_issues.toml", "cases/reproducers/")
 
 
 def files_of(command: str, root: str | None = None) -> list[str]:
@@ -51,12 +55,15 @@ def _files(command: str, root: str) -> tuple[str, ...]:
         pending += [".".join(parts[:end]) for end in range(1, len(parts))]
     python = {known[name] for name in reached}
     data = {relative for relative in _walk(root) if not relative.endswith(".py")}
-    return tuple(sorted(python | data))
+    catalog = {relative for relative in _walk(root, "cases")
+               if not relative.startswith(NOT_INPUTS)}
+    return tuple(sorted(python | data | catalog))
 
 
-def _walk(root: str) -> list[str]:
+def _walk(root: str, top: str = "harness") -> list[str]:
+    """Every file under `root`/`top` (bytecode left out), relative to `root`."""
     found = []
-    for folder, subfolders, names in os.walk(os.path.join(root, "harness")):
+    for folder, subfolders, names in os.walk(os.path.join(root, top)):
         subfolders[:] = [name for name in subfolders if name != "__pycache__"]
         for name in names:
             if not name.endswith(".pyc"):
