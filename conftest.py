@@ -51,7 +51,8 @@ def pytest_collection_modifyitems(config, items):
     """Longest first, by tests/durations.json (kept with `--harness-store-durations
     tests/durations.json`): xdist's two workers then finish together instead of one waiting
     on a long item that happened to be collected last. A case's items (one xdist group)
-    move together."""
+    move together. A worker's modules interleave, so costly fixtures are session-scoped
+    (a module-scoped one is set up again at every switch: tests/test_shards.py)."""
     from harness import shards
     from harness.pytest_plugin import group_seconds, xdist_group
     for item in items:

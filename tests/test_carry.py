@@ -37,7 +37,7 @@ def _rewrite(folder, edit):
         handle.writelines(json.dumps(line) + "\n" for line in lines)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def last_night(tmp_path_factory):
     folder = str(tmp_path_factory.mktemp("last-night"))
     code, _, err = _report(folder)

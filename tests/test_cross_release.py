@@ -28,7 +28,7 @@ INSTALLED = loading.versions()
 SAVED_ONCE = pytest.mark.xdist_group("cross-release-saved")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def saved(tmp_path_factory):
     """SMALL_CASE saved by the installed release, once: each test loads a copy."""
     folder = str(tmp_path_factory.mktemp("saved"))

@@ -43,7 +43,7 @@ def _merge(folders, out, *extra):
     return err
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def nights(tmp_path_factory):
     """(tonight's folder, the previous night's folder), both merged from the fixture rows."""
     base = tmp_path_factory.mktemp("nights")

@@ -158,11 +158,20 @@ def test_the_op_generator_draws_a_reduction_and_shrinks_it_to_one_application():
 
 
 def test_a_seeded_reduction_fault_is_found_and_shrunk_by_the_op_generator(
-        tmp_path, only_the_seeded_fault_is_news):
+        tmp_path, only_the_seeded_fault_is_news, monkeypatch):
+    """Also: the shrinker draws one program many times, and each is checked once."""
+    checked, check_spec = [], fuzz.check_spec
+
+    def counted(spec, *args, **kwargs):
+        checked.append(repr(spec))
+        return check_spec(spec, *args, **kwargs)
+    monkeypatch.setattr(fuzz, "check_spec", counted)
     outcome = fuzz.run(40, seed=0, options=_seeded_options("fail_on_reduction"),
                        out_dir=str(tmp_path), generator="ops")
     _found_and_shrunk(outcome, most=2)
     assert outcome.reproducer and outcome.reproducer.endswith("repro.py")
+    assert len(set(checked)) == len(checked) < outcome.examples, (
+        len(checked), outcome.examples)
 
 
 @pytest.mark.nightly   # ~100 s: one op of 183 found, shrunk, its reproducer run; 40 old graphs

@@ -61,7 +61,7 @@ def _answers_as_registered(reproducer, issues, python: str, versions: dict,
     assert ("reproduces" if expected else "does not reproduce") in printed
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def runner():
     """One parent per pytest process, without torch on its path, as the reproducers run."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(

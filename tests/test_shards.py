@@ -116,3 +116,16 @@ def test_a_case_group_stays_in_one_shard(tmp_path):
                 where[line.split("::")[1].split()[0]] = number
     assert len(where) == 8
     assert len({where[f"test_g{index}"] for index in range(3)}) == 1
+
+
+def test_our_tests_set_up_no_fixture_per_module():
+    """The root conftest runs our tests longest first, so one worker's modules interleave
+    and a module-scoped fixture is set up again at every switch: the reproducers' fork
+    parent (TVM imported once) was started about 30 times, 28 s of a 3-minute run. What
+    is costly to set up is session-scoped."""
+    import re
+    tests = os.path.join(ROOT, "tests")
+    offenders = [name for name in sorted(os.listdir(tests)) if name.endswith(".py")
+                 and re.search(r"scope\s*=\s*[\"'](module|class|package)[\"']",
+                               open(os.path.join(tests, name)).read())]
+    assert not offenders, offenders
