@@ -115,9 +115,14 @@ def reading(verdict: str, unknown: bool, stale: bool, known: bool) -> Outcome:
 
 
 def first_line(exc: BaseException) -> str:
-    """`Type: first line of the message`, as a violation's (or a record's) detail."""
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    return f"{type(exc).__name__}: {lines[0].strip() if lines else ''}".rstrip(": ")
+    """`Type: first line of the message`, as a violation's (or a record's) detail. A first
+    line that ends in a colon announces the next ("LLVM module verification failed with the
+    following errors:" / "Invalid operand types for FCmp instruction"), which is kept too:
+    without it the registry cannot tell one such failure from another."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        lines[0] = f"{lines[0]} {lines[1]}"
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
 class BadInput(Exception):

@@ -494,3 +494,35 @@ def test_a_users_own_model_hitting_a_registered_bug_is_known(tmp_path):
         [["error", "convert-layout", "ConvertLayout"]], data["violations"]
     assert code == 0 and data["status"] == "known", err
     assert [known["entry"] for known in data["known"]] == ["convert-layout-dropout"]
+
+
+@pytest.mark.in_process_tvm
+def test_an_error_announcing_its_next_line_keeps_it_and_the_registry_tells_them_apart():
+    """LLVM's verifier says what failed on the line after "...the following errors:"; the
+    detail once kept only the first line, so `equal` of bools (an fcmp on i1) could be
+    registered only as any verification failure. The real compile's detail names FCmp, and
+    the same failure of another instruction is not explained by that entry."""
+    from harness.tvmapi import loading
+    from harness.verdict import first_line
+    relax = loading.tvm().relax
+    annotation = getattr(relax, "TensorStructInfo", None) or relax.TensorType
+    flags = relax.Var("flags", annotation((2,), "bool"))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [flags]):
+        builder.emit_func_output(builder.emit(relax.op.equal(flags, flags)))
+    with pytest.raises(Exception) as raised:
+        loading.tvm().compile(builder.get(), target="llvm")
+    detail = first_line(raised.value)
+    assert detail.endswith("errors: Invalid operand types for FCmp instruction"), detail
+    entries = {entry.id: entry for entry in known_issues.registry()}
+    if not any(entries[name].on_stack(loading.versions()) for name in (
+            "llvm-bool-arithmetic-unlowered", "llvm-bool-arithmetic-unlowered-0.25")):
+        pytest.skip("the bool entries are not registered for this TVM")
+
+    def judged(text):
+        return known_issues.judge(result("ops-relax", Violation(
+            "error", "compile", "(exception)", text), path="compile", stages=["compile"]))
+    known = judged(detail)
+    assert known.status == "known", known.unknown
+    assert known.known[0][1].id.startswith("llvm-bool-arithmetic-unlowered")
+    assert judged(detail.replace("FCmp", "ICmp")).status == "new"

@@ -188,6 +188,22 @@ def test_the_nightly_installs_chromium_and_reads_the_previous_night():
     assert "--name nightly-page" in merge and "--previous previous/report.json" in merge
 
 
+def test_a_shard_step_runs_every_command_after_one_that_finds_news(tmp_path):
+    """Under GitHub's default shell (`bash -e`) a report exiting 1 on news skipped the rest
+    of its step: the compile report, the sweep and the carry copy of that shard. The shard
+    job's shell, run here on a two-command script whose first exits 1, runs the second."""
+    import yaml
+    with open(os.path.join(ROOT, ".github", "workflows", "nightly.yml")) as handle:
+        shard = yaml.safe_load(handle)["jobs"]["shard"]
+    shell = shard["defaults"]["run"]["shell"]
+    script = tmp_path / "step.sh"
+    script.write_text("report() { return 1; }\nreport\necho the sweep ran\n")
+    done = subprocess.run(shell.replace("{0}", str(script)).split(), capture_output=True,
+                          text=True, timeout=60)
+    assert "the sweep ran" in done.stdout, (shell, done.stdout, done.stderr)
+    assert not any("shell" in step for step in shard["steps"]), "a step overrides the shell"
+
+
 def test_an_undecided_cell_is_said_and_a_page_of_no_news_says_so():
     cell = {"verdict": "mutated", "status": "known", "outcome_count": 3, "seconds": 1.0,
             "stage": "", "pass": "", "detail": "", "known": [], "path": "extract",
