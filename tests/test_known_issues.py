@@ -443,7 +443,10 @@ def test_entry_fields_that_could_never_match_are_refused(tmp_path):
     entry = '[[issue]]\ncase = "x"\nreference = "r"\n'
     for fields, complaint in (('verdict = "mutated"\nmessage = "x"\n', "no message"),
                               ('verdict = "error"\ncase_only = " "\n', "why the bug"),
-                              ('verdict = "error"\nmessage = [""]\n', "non-empty")):
+                              ('verdict = "error"\nmessage = [""]\n', "non-empty"),
+                              # matched against normalized text, where numbers read N
+                              ('verdict = "error"\nmessage = "*but 1 was provided"\n',
+                               "'but 1 was provided' reads 'but N was provided'")):
         path = tmp_path / "bad.toml"
         path.write_text(entry + fields)
         with pytest.raises(BadInput, match=complaint):

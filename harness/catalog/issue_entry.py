@@ -20,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness.catalog.cases import CASES_DIR
-from harness.signature import Signature
+from harness.signature import Signature, normalize
 from harness.verdict import PHASES, BadInput, Outcome, Violation
 
 _FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
@@ -203,6 +203,13 @@ def _check_signature_fields(data: dict, where: str) -> None:
                        "name the pass instead of a `message`")
     if not all(isinstance(pattern, str) and pattern for pattern in data["message"]):
         raise BadInput(f"{where}: `message` must be a non-empty pattern or a list of them")
+    for pattern in data["message"] if data["verdict"] != Outcome.CRASH else ():
+        # A pattern is matched against the normalized message (numbers read N, generated
+        # names name?): text that normalizing would change can never match.
+        for part in pattern.split("*"):
+            if part.strip() and normalize(part) != " ".join(part.split()):
+                raise BadInput(f"{where}: `message` {pattern!r} can never match: messages are "
+                               f"normalized, so {part.strip()!r} reads {normalize(part)!r}")
     if "case_only" in data and not (isinstance(data["case_only"], str)
                                     and data["case_only"].strip()):
         raise BadInput(f"{where}: `case_only` says why the bug depends on the model "
