@@ -105,6 +105,7 @@ class FuzzRun:
     generator: str = "graphs"
     passes_rewrote: list[int] = dataclasses.field(default_factory=list)  # per example (ops)
     ops_drawn: set = dataclasses.field(default_factory=set)   # every op some example drew
+    checked: int = 0   # distinct inputs checked: an example met again is not checked again
 
 
 # hypothesis.target's labels: one per generator's score.
@@ -231,6 +232,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
         else:
             result, count = check_and_steer(spec, door, options, copiers, steer)
         checked[key] = result, count
+        outcome.checked = len(checked)
         if generator == "ops":
             outcome.passes_rewrote.append(count)
             outcome.ops_drawn.update(spec.ops())
@@ -279,17 +281,18 @@ def cmd_fuzz(args) -> int:
     outcome = run(args.examples, args.seed, options, args.inject_copier, args.out,
                   progress=lambda text: print(f"fuzz: {text}", file=sys.stderr, flush=True),
                   steer=not args.no_steer, generator=args.generator)
-    rate = outcome.examples / outcome.seconds if outcome.seconds else 0.0
+    rate = outcome.checked / outcome.seconds if outcome.seconds else 0.0
     if outcome.generator == "ops":
         counts = outcome.passes_rewrote
         mean = sum(counts) / len(counts) if counts else 0.0
-        print(f"fuzz: {outcome.examples} op programs in {outcome.seconds:.1f} s "
-              f"({rate:.2f}/s); {len(outcome.ops_drawn)} distinct ops drawn; {mean:.1f} "
-              "distinct passes rewrote each, on average")
+        print(f"fuzz: {outcome.examples} op programs ({outcome.checked} distinct, checked) in "
+              f"{outcome.seconds:.1f} s ({rate:.2f} checked/s); {len(outcome.ops_drawn)} "
+              f"distinct ops drawn; {mean:.1f} distinct passes rewrote each, on average")
     else:
         rewritten = sum(1 for count in outcome.layout_conversions if count > 0)
-        print(f"fuzz: {outcome.examples} examples in {outcome.seconds:.1f} s ({rate:.2f}/s); "
-              f"ConvertLayout inserted layout conversions in {rewritten} of them")
+        print(f"fuzz: {outcome.examples} examples ({outcome.checked} distinct, checked) in "
+              f"{outcome.seconds:.1f} s ({rate:.2f} checked/s); ConvertLayout inserted "
+              f"layout conversions in {rewritten} of them")
     if outcome.failure:
         print(f"fuzz: {outcome.violation.kind}: {outcome.violation.one_line()}")
         print(f"fuzz: shrunk to {outcome.spec!r} via {outcome.door}")
