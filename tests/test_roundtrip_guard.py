@@ -259,3 +259,53 @@ def test_only_compiling_the_copy_sees_code_that_follows_object_identity(monkeypa
         [("lossy-roundtrip", "tasks")], result.violations
     assert "follows object identity" in result.violations[0].detail
     assert {record.verdict for record in result.copiers} <= {"pass", "unsupported"}
+    # the identity is followed before any pass runs (the first pass's inputs already
+    # differ): no pass is blamed for it
+    assert result.violations[0].pass_name is None, result.violations[0].one_line()
+    assert "the first pass whose output differs" not in result.violations[0].detail
+
+
+SHAPES_BY_ADDRESS = """
+from tvm.script import ir as I
+from tvm.script import relax as R
+from tvm.script import tirx as T
+
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 64), "float32")):
+        n = T.int64()
+        a = R.reshape(x, R.shape([n * 2, 32]))
+        b = R.reshape(x, R.shape([n * 4, 16]))
+        return (a, b, R.reshape(x, R.shape([n * 8, 8])), R.reshape(x, R.shape([n * 16, 4])))
+"""
+
+
+def test_the_pass_two_equal_copies_part_in_is_named(tmp_path, monkeypatch):
+    """VMShapeLower orders a shape function's stores by the address of `n` (docs/findings.md):
+    compiling two deep copies of a symbolic-shape module, the first application whose
+    inputs agree and outputs do not is VMShapeLower's, in one of the first ten pairs (the
+    addresses decide; the reproducer parts most copies). A static module's copies never
+    part (no free variable to order by)."""
+    import copy
+    import importlib.util
+
+    from harness.tvmapi import calls
+    tvm = loading.tvm()
+    (tmp_path / "shapes.py").write_text(SHAPES_BY_ADDRESS)   # TVMScript reads its source
+    spec = importlib.util.spec_from_file_location("shapes", tmp_path / "shapes.py")
+    shapes = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(__import__("sys").modules, "shapes", shapes)
+    spec.loader.exec_module(shapes)
+
+    def compiled(copied):
+        return calls.pass_applications(lambda: tvm.compile(copied, target="llvm"))
+
+    def apart(module):
+        return structure.first_pass_apart(compiled(copy.deepcopy(module)),
+                                          compiled(copy.deepcopy(module)))
+    named = {apart(shapes.Module) for _ in range(10)}
+    assert "VMShapeLower" in named and named <= {"VMShapeLower", None}, named
+    static = catalog.resolve("conv-reshape-concat").model()
+    assert apart(loading.tvm().relax.frontend.onnx.from_onnx(static)) is None

@@ -16,7 +16,7 @@ from harness import classify
 from harness.options import Options
 from harness.oracles import outcomes, roundtrip, roundtrip_memo
 from harness.oracles.recorder import Recorder
-from harness.tvmapi import calls, copiers
+from harness.tvmapi import calls, copiers, structure
 from harness.tvmapi.pipelines import Pipeline
 from harness.verdict import CopierRecord, Outcome, Phase, Violation
 
@@ -113,7 +113,9 @@ class CopyChecks:
             label = f"{name} copy of its input"
             self._same_outcome(name, label, expected, lambda copy=copy: final.run(copy),
                                again=lambda name=name: self._on_another_copy(name,
-                                                                             final_input))
+                                                                             final_input),
+                               apart=lambda name=name: self._first_pass_apart(name,
+                                                                              final_input))
 
     def whole_path_on_source_copies(self, source, expected) -> None:
         """The whole path over each copy of the source gives the same outcome."""
@@ -133,13 +135,16 @@ class CopyChecks:
             self._same_outcome(name, f"{name} copy of the source", expected,
                                lambda copy=copy: whole_path(copy))
 
-    def _same_outcome(self, name: str, label: str, expected, run, again=None) -> None:
+    def _same_outcome(self, name: str, label: str, expected, run, again=None,
+                      apart=None) -> None:
         """Run the path (or its final stage) over a copy, unguarded, and compare outcomes;
         a TVM exception there is the seed's symptom ("cannot find field axis").
 
         `again`: the outcome over a second copy made the same way, asked only when the
         first differs: two copies disagreeing with each other say the outcome follows
-        object identity (an address-ordered map in a pass), not what a copy lost."""
+        object identity (an address-ordered map in a pass), not what a copy lost. `apart`
+        then names the pass: the violation's pass, so the registry can recognize it on any
+        model (the message alone names no pass)."""
         final = self.pipeline.final.name
         with self.recorder.phase("copy", final, name):
             ran = classify.Call.of(final, _unguarded, run)
@@ -158,6 +163,13 @@ class CopyChecks:
                 violation.detail += ("; a second copy made the same way gives another "
                                      "outcome again: it follows object identity, not what "
                                      "the copy carries")
+                if apart is not None:
+                    with self.recorder.phase("copy", final, name):
+                        found = classify.Call.of(final, _unguarded, apart)
+                    if found.ok and found.value:
+                        violation.pass_name = found.value
+                        violation.detail += ("; the first pass whose output differs between "
+                                             f"two such copies: {found.value}")
         if violation:
             self.recorder.violate(violation)
 
@@ -167,6 +179,26 @@ class CopyChecks:
         copy, failure = roundtrip.copy_with(name, self.copiers[name], final_input,
                                             self.pipeline.final.name)
         return _NO_COPY if failure is not None else self.pipeline.final.run(copy)
+
+    def _first_pass_apart(self, name: str, final_input, attempts: int = 3) -> str | None:
+        """The pass of the final stage that makes two fresh copies of its input by copier
+        `name` part (structurally equal copies: the runs part for which objects they are):
+        equal inputs, unequal outputs. The addresses decide whether two copies part at all,
+        so up to `attempts` pairs; None when none parted in a pass, or a copy failed."""
+        def outputs():
+            copy, failure = roundtrip.copy_with(name, self.copiers[name], final_input,
+                                                self.pipeline.final.name)
+            if failure is not None:
+                return None
+            return calls.pass_applications(lambda: self.pipeline.final.run(copy))
+        for _ in range(attempts):
+            one, other = outputs(), outputs()
+            if one is None or other is None:
+                return None
+            found = structure.first_pass_apart(one, other)
+            if found:
+                return found
+        return None
 
     def _deterministic(self, final_input, expected) -> bool:
         """The final stage run a second time on the same input gives the same outcome

@@ -78,6 +78,23 @@ def pass_instrument(cls):
     return tvm().ir.instrument.pass_instrument(cls)
 
 
+def pass_applications(run) -> list[tuple[str, object, object]]:
+    """(pass name, its input, its output) of every pass application `run()` makes, in the
+    order they end, in a PassContext of their own whose one instrument only records."""
+    applications: list[tuple[str, object, object]] = []
+    inputs: list = []   # a stack: nested applications end before their parent
+
+    class Record:
+        def run_before_pass(self, mod, info):
+            inputs.append(mod)
+
+        def run_after_pass(self, mod, info):
+            applications.append((str(info.name), inputs.pop(), mod))
+    with pass_context([pass_instrument(Record)()]):
+        run()
+    return applications
+
+
 def static_shape_tuning_pipeline(total_trials: int, target, work_dir: str, prepack: bool,
                                  max_trials_per_task: int):
     """TVM's own tuning pipeline (one module pass), not a copy of it."""

@@ -21,6 +21,22 @@ def structural_equal(a, b, map_free_vars: bool = False) -> bool:
     return bool(ffi().structural_equal(a, b, map_free_vars))
 
 
+def first_pass_apart(one: list, other: list) -> str | None:
+    """The pass that makes two runs over equal inputs part (lists of (pass name, input,
+    output), calls.pass_applications): the first application whose inputs agree and whose
+    outputs do not, when the runs part for which objects they are and not for what the
+    inputs carry. Free variables are matched (each input has its own). None when the runs
+    agree throughout, or part where no pass runs (an input differing first: code between
+    passes, or before them)."""
+    for (name, before, after), (other_name, other_before, other_after) in zip(
+            one, other, strict=False):
+        if name != other_name or not structural_equal(before, other_before, True):
+            return None
+        if not structural_equal(after, other_after, True):
+            return name
+    return None
+
+
 def first_mismatch(a, b, map_free_vars: bool = False) -> str | None:
     """Access path (as text) of the first structural difference, or None."""
     found = ffi().get_first_structural_mismatch(a, b, map_free_vars)
