@@ -185,14 +185,14 @@ class CopyChecks:
         `name` part (structurally equal copies: the runs part for which objects they are):
         equal inputs, unequal outputs. The addresses decide whether two copies part at all,
         so up to `attempts` pairs; None when none parted in a pass, or a copy failed."""
-        def outputs():
+        def applications():
             copy, failure = roundtrip.copy_with(name, self.copiers[name], final_input,
                                                 self.pipeline.final.name)
             if failure is not None:
                 return None
             return calls.pass_applications(lambda: self.pipeline.final.run(copy))
         for _ in range(attempts):
-            one, other = outputs(), outputs()
+            one, other = applications(), applications()
             if one is None or other is None:
                 return None
             found = structure.first_pass_apart(one, other)
