@@ -208,3 +208,14 @@ def test_the_new_modules_keep_the_layer_rules():
                  + test_layers.cycles(files, imports)
                  + test_layers.catalog_reaching_tvm(imports))
     assert not [o for o in offenders if any(name in o for name in ours)], offenders
+
+
+def test_a_campaign_that_can_apply_no_op_is_a_harness_error_not_a_clean_run(monkeypatch):
+    """On 0.25.0 the generator took every inferred type for something other than a tensor
+    (it tested for `relax.TensorType`, there an older class than the struct info) and drew
+    programs of inputs alone: 300 programs, exit 0, nothing tested. Seeded here by the
+    same misreading: the campaign refuses to pass."""
+    from harness.tvmapi import op_program_relax
+    monkeypatch.setattr(op_program_relax, "_static_tensor", lambda ty: None)
+    with pytest.raises(fuzz.NothingDrawn, match="applied no op in"):
+        fuzz.run(fuzz.NOTHING_DRAWN_AFTER, seed=0, generator="ops", out_dir="unused")

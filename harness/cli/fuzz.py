@@ -23,7 +23,7 @@ from harness.runner import reproducer, reproducer_spec
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import calls, ir, loading, pass_rewrites
 from harness.tvmapi.inject import load_copier
-from harness.verdict import Outcome, Phase, Result, Violation
+from harness.verdict import EXIT_INTERNAL, Outcome, Phase, Result, Violation
 from harness.versions import envs
 
 # What ConvertLayout inserts to change layouts: permute_dims for a permutation
@@ -266,7 +266,25 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
             module=module, model=_onnx_model(spec) if frontend else None,
             copier_hook=copier, sizes=sizes)
     outcome.seconds = time.monotonic() - started
+    if generator == "ops" and outcome.examples >= NOTHING_DRAWN_AFTER and not outcome.ops_drawn:
+        raise NothingDrawn(outcome.examples)
     return outcome
+
+
+NOTHING_DRAWN_AFTER = 10   # programs: a campaign that applied no op by then tested nothing
+
+
+class NothingDrawn(Exception):
+    """An op campaign whose programs hold no application: TVM accepted none of the ops'
+    applications the generator drew, so nothing was tested, and a clean run would say the
+    opposite. Our bug (the generator reading this release's types wrong, as it once read
+    0.25's), not TVM's: exit 4."""
+
+    def __init__(self, examples: int):
+        super().__init__(
+            f"the op generator applied no op in {examples} programs: it cannot drive this "
+            "TVM, so nothing was tested (`python -c \"from harness.cli.fuzz_ops import "
+            "undriven; print(undriven())\"` says why each op is refused)")
 
 
 def _onnx_model(spec):
@@ -278,9 +296,14 @@ def cmd_fuzz(args) -> int:
     output_dir(args.out)
     options = Options(target=args.target, inject_pass=args.inject_pass,
                       inject_before=args.inject_before, path=args.path)
-    outcome = run(args.examples, args.seed, options, args.inject_copier, args.out,
-                  progress=lambda text: print(f"fuzz: {text}", file=sys.stderr, flush=True),
-                  steer=not args.no_steer, generator=args.generator)
+    try:
+        outcome = run(args.examples, args.seed, options, args.inject_copier, args.out,
+                      progress=lambda text: print(f"fuzz: {text}", file=sys.stderr,
+                                                  flush=True),
+                      steer=not args.no_steer, generator=args.generator)
+    except NothingDrawn as exc:
+        print(f"fuzz: harness error (exit {EXIT_INTERNAL}): {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
     rate = outcome.checked / outcome.seconds if outcome.seconds else 0.0
     if outcome.generator == "ops":
         counts = outcome.passes_rewrote

@@ -54,10 +54,15 @@ def count_calls(mod, op_names: tuple[str, ...]) -> int:
 
 
 def tensor_annotation(shape, dtype: str):
+    return tensor_type_class()(shape, dtype)
+
+
+def tensor_type_class():
+    """The class of a Relax tensor's annotation and inferred type: `TensorStructInfo` on 0.25
+    (where `relax.TensorType` also exists, the older Type a struct info is not), then
+    `TensorType`."""
     relax = tvm().relax
-    if hasattr(relax, "TensorStructInfo"):  # 0.25
-        return relax.TensorStructInfo(shape, dtype)
-    return relax.TensorType(shape, dtype)
+    return relax.TensorStructInfo if hasattr(relax, "TensorStructInfo") else relax.TensorType
 
 
 def block_builder():

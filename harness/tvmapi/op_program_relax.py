@@ -15,8 +15,7 @@ from harness.tvmapi.loading import tvm
 
 def _static_tensor(ty) -> tuple[tuple[int, ...], str] | None:
     """(shape, dtype) of a tensor type of known dtype and all-constant shape, else None."""
-    relax = tvm().relax
-    if not isinstance(ty, getattr(relax, "TensorType", None) or relax.TensorStructInfo):
+    if not isinstance(ty, ir.tensor_type_class()):
         return None
     shape = ty.shape
     if shape is None or not hasattr(shape, "values") or not str(ty.dtype) or \
