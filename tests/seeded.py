@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 
 import tvm
@@ -35,6 +36,11 @@ def mutating_pass(mod, _ctx):
 
 def abort(mod):
     os.abort()
+
+
+def killed(mod):
+    """What the kernel's out-of-memory killer does to a process: SIGKILL, no last word."""
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def hang(mod):

@@ -92,13 +92,14 @@ class ForkedChild:
 
     def __init__(self, server: Server, pid: int):
         self.server, self.pid, self.returncode = server, pid, None
+        self.peak_rss_kib: int | None = None   # the server's wait4 of the child says it
 
     def poll(self) -> int | None:
         if self.returncode is None:
             answer = self.server._read(timeout=0)
             if answer is not None:
                 # A server that died under us: the child is gone with it, no status.
-                self.returncode = answer.get("status", -signal.SIGKILL)
+                self._ended(answer)
                 if "status" not in answer:
                     self.server.ready = False
         return self.returncode
@@ -107,8 +108,12 @@ class ForkedChild:
         while self.poll() is None:
             answer = self.server._read(timeout=None)
             if answer is not None:
-                self.returncode = answer.get("status", -signal.SIGKILL)
+                self._ended(answer)
         return self.returncode
+
+    def _ended(self, answer: dict) -> None:
+        self.returncode = answer.get("status", -signal.SIGKILL)
+        self.peak_rss_kib = answer.get("peak_rss_kib")
 
     def kill_group(self) -> None:
         try:
@@ -190,8 +195,9 @@ def _serve() -> int:
                 sys.stderr.flush()
                 os._exit(code)
         answer({"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        answer({"pid": pid, "status": os.waitstatus_to_exitcode(status)})
+        _, status, usage = os.wait4(pid, 0)
+        answer({"pid": pid, "status": os.waitstatus_to_exitcode(status),
+                "peak_rss_kib": usage.ru_maxrss})
     return 0
 
 
