@@ -358,10 +358,9 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
     elif out_of_memory(returncode, peak_rss_kib):
         result.add(Violation(Outcome.UNSUPPORTED, stage, "(process)",
                              f"out of memory {where}: SIGKILL at {peak_rss_kib / 2**20:.1f} GiB "
-                             f"resident of the machine's {_memory_kib() / 2**20:.1f} GiB (the "
-                             "kernel's out-of-memory killer, not TVM's doing); it needs a "
-                             "machine with more memory", pass_name, index, phase=phase,
-                             copier=copier))
+                             f"resident of {_memory_kib() / 2**20:.1f} GiB on this machine (the "
+                             "kernel out-of-memory killer, not TVM); it needs a machine with "
+                             "more memory", pass_name, index, phase=phase, copier=copier))
     else:
         result.add(Violation(Outcome.CRASH, stage, "(process)",
                              describe_death(returncode, stderr_text, where), pass_name, index,
