@@ -108,52 +108,49 @@ class FuzzRun:
     checked: int = 0   # distinct inputs checked: an example met again is not checked again
 
 
-# hypothesis.target's labels: one per generator's score.
-CONVERSIONS_LABEL = "layout conversions inserted"
-PAIRS_LABEL = "(op, rewriting pass) pairs not met before"
+def check_graph(spec, door: str, options: Options, copiers=None) -> tuple[Result, int]:
+    """check_spec on a conv/layout graph, and how many layout conversions ConvertLayout
+    inserted into it."""
+    inserted: list[int] = []
+    result = check_spec(spec, door, options, copiers, layout_conversions_inserted(inserted))
+    return result, inserted[0] if inserted else 0
 
 
-def steer_again(generator: str, count: int, steer: bool) -> None:
-    """What check_and_steer(_program) hands hypothesis.target for an input the campaign
-    checked before: its layout conversions again (graphs), or no pairs not met (ops: the
-    first check met them all)."""
+def check_program(program, options: Options, copiers=None) -> tuple[Result, set[str]]:
+    """check_spec on an op program, and the passes of the path that rewrote it (output
+    structurally unlike input)."""
+    rewrote: set[str] = set()
+    result = check_spec(program, "relax", options, copiers, rewrote=rewrote)
+    return result, rewrote
+
+
+def steer_toward_conversions(conversions: int) -> None:
+    """hypothesis.target on the layout conversions a graph got, so generation drifts
+    toward graphs the layout pass really rewrites (the seed bug's kind). Inside a
+    hypothesis test only."""
     from hypothesis import target
-    if steer and generator == "ops":
-        target(0.0, label=PAIRS_LABEL)
-    elif steer:
-        target(float(count), label=CONVERSIONS_LABEL)
+    target(float(conversions), label="layout conversions inserted")
+
+
+def steer_toward_new_pairs(ops, rewrote: set[str], seen: set) -> None:
+    """hypothesis.target on the (op, pass that rewrote) pairs a program shows for the
+    first time in the campaign (`seen`, updated; a program met again shows none), so
+    generation drifts toward ops and rewrites not met yet. Steering on the rewrite count
+    itself collapsed a campaign onto a few ops (400 examples drew 70 of 183, a third of
+    them ones_like), so an op met in no example was never tested. Inside a hypothesis
+    test only."""
+    from hypothesis import target
+    target(float(pairs_not_met(ops, rewrote, seen)),
+           label="(op, rewriting pass) pairs not met before")
 
 
 def check_and_steer(spec, door: str, options: Options, copiers=None,
                     steer: bool = True) -> tuple[Result, int]:
-    """check_spec, and how many layout conversions ConvertLayout inserted; `steer` hands
-    that count to hypothesis.target, so generation drifts toward graphs the layout pass
-    really rewrites (the seed bug's kind). Inside a hypothesis test only."""
-    from hypothesis import target
-    inserted: list[int] = []
-    result = check_spec(spec, door, options, copiers, layout_conversions_inserted(inserted))
-    conversions = inserted[0] if inserted else 0
+    """check_graph, and with `steer` its conversions handed to hypothesis.target."""
+    result, conversions = check_graph(spec, door, options, copiers)
     if steer:
-        target(float(conversions), label=CONVERSIONS_LABEL)
+        steer_toward_conversions(conversions)
     return result, conversions
-
-
-def check_and_steer_program(program, options: Options, copiers=None, steer: bool = True,
-                            seen: set | None = None) -> tuple[Result, int]:
-    """check_spec on an op program, and how many distinct passes of the path rewrote it
-    (output structurally unlike input). `steer` hands hypothesis.target the number of
-    (op, pass that rewrote) pairs this program shows for the first time in the campaign
-    (`seen`, updated): generation drifts toward ops and rewrites not met yet. Steering
-    on the rewrite count itself collapsed a campaign onto a few ops (400 examples drew
-    70 of 183, a third of them ones_like), so an op met in no example was never tested.
-    Inside a hypothesis test only."""
-    from hypothesis import target
-    rewrote: set[str] = set()
-    result = check_spec(program, "relax", options, copiers, rewrote=rewrote)
-    if steer:
-        target(float(pairs_not_met(program.ops(), rewrote, seen if seen is not None else set())),
-               label=PAIRS_LABEL)
-    return result, len(rewrote)
 
 
 def pairs_not_met(ops, rewrote: set[str], seen: set) -> int:
@@ -224,20 +221,20 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     def prop(spec, door):
         outcome.examples += 1
         key = (repr(spec), door)
-        if key in checked:
-            result, count = checked[key]
-            steer_again(generator, count, steer)
-        elif generator == "ops":
-            result, count = check_and_steer_program(spec, options, copiers, steer, seen_pairs)
-        else:
-            result, count = check_and_steer(spec, door, options, copiers, steer)
-        checked[key] = result, count
-        outcome.checked = len(checked)
+        if key not in checked:
+            checked[key] = (check_program(spec, options, copiers) if generator == "ops"
+                            else check_graph(spec, door, options, copiers))
+            outcome.checked = len(checked)
+        result, found = checked[key]   # the passes that rewrote (ops), the conversions
         if generator == "ops":
-            outcome.passes_rewrote.append(count)
+            if steer:
+                steer_toward_new_pairs(spec.ops(), found, seen_pairs)
+            outcome.passes_rewrote.append(len(found))
             outcome.ops_drawn.update(spec.ops())
         else:
-            outcome.layout_conversions.append(count)
+            if steer:
+                steer_toward_conversions(found)
+            outcome.layout_conversions.append(found)
         if progress and outcome.examples % 10 == 0:
             progress(f"{outcome.examples} examples, {time.monotonic() - started:.0f} s")
         if has_news(result):
