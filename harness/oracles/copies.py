@@ -176,9 +176,15 @@ class CopyChecks:
     def _on_another_copy(self, name: str, final_input):
         """The final stage over one more copy of its input by copier `name` (_NO_COPY when
         TVM fails the copy: reported with the first one, here it only means "cannot tell")."""
+        copy = self._another_copy(name, final_input)
+        return _NO_COPY if copy is None else self.pipeline.final.run(copy)
+
+    def _another_copy(self, name: str, final_input):
+        """One more copy of the final stage's input by copier `name`; None when TVM fails
+        it (reported with the first copy)."""
         copy, failure = roundtrip.copy_with(name, self.copiers[name], final_input,
                                             self.pipeline.final.name)
-        return _NO_COPY if failure is not None else self.pipeline.final.run(copy)
+        return None if failure is not None else copy
 
     def _first_pass_apart(self, name: str, final_input, attempts: int = 3) -> str | None:
         """The pass of the final stage that makes two fresh copies of its input by copier
@@ -186,9 +192,8 @@ class CopyChecks:
         equal inputs, unequal outputs. The addresses decide whether two copies part at all,
         so up to `attempts` pairs; None when none parted in a pass, or a copy failed."""
         def applications():
-            copy, failure = roundtrip.copy_with(name, self.copiers[name], final_input,
-                                                self.pipeline.final.name)
-            if failure is not None:
+            copy = self._another_copy(name, final_input)
+            if copy is None:
                 return None
             return calls.pass_applications(lambda: self.pipeline.final.run(copy))
         for _ in range(attempts):

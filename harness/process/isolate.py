@@ -317,7 +317,7 @@ def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
         with open(stderr_path, errors="replace") as handle:
             stderr_text = handle.read()
         result = _interpret(case, options, returncode, timed_out, timeout, events, stderr_text,
-                            getattr(child, "peak_rss_kib", None))
+                            child.peak_rss_kib)
         crash_input = os.path.join(tmp, CRASH_INPUT)
         if result.verdict in (Outcome.CRASH, Outcome.TIMEOUT) and os.path.exists(crash_input):
             result.crash_input = _keep(crash_input, case, result)
