@@ -60,3 +60,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.nightly)
     seconds = group_seconds(items, shards.read_durations(DURATIONS))
     items.sort(key=lambda item: -seconds[xdist_group(item)])
+
+
+@pytest.fixture(autouse=True)
+def _no_round_trip_remembered_in_process(tmp_path, monkeypatch):
+    """In this process each test starts with no remembered round trip (roundtrip_memo): a
+    test that seeds a fault inside a built-in copier (a monkeypatched function, which the
+    memo's key, the oracles' source files, cannot see) must meet the copy itself, not a
+    verdict an earlier test left. Children (their own processes) share the cache's memo."""
+    from harness.oracles import roundtrip_memo
+    monkeypatch.setattr(roundtrip_memo, "memo_dir", lambda: str(tmp_path / "roundtrip-memo"))

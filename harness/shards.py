@@ -98,6 +98,22 @@ def select(items: Iterable[Item], key: Callable[[Item], str], shard: Shard | Non
     return split(items, key, shard.count, durations)[shard.number - 1]
 
 
+def select_groups(items: Iterable[Item], group: Callable[[Item], str], shard: Shard | None,
+                  cost: Callable[[str], float]) -> list[Item]:
+    """This shard's part of `items`, each group of items whole in one shard: a group's
+    items share work one machine does once (report: a model's rows import one module,
+    copied once a build, and its ONNX twin is made from its cached torch export). Groups
+    are dealt as `split` deals items, weighed by `cost(group)`; the items keep their
+    order. Two selections weighed alike put a group in the same shard."""
+    items = list(items)
+    if shard is None:
+        return items
+    names = sorted({group(item) for item in items})
+    mine = set(split(names, str, shard.count, {name: cost(name) for name in names})
+               [shard.number - 1])
+    return [item for item in items if group(item) in mine]
+
+
 def write_durations(path: str, measured: dict[str, float]) -> None:
     """Merge `measured` into a durations file (`--store-durations`). Shards read one file
     and write another: a file that changes between two shards' reads would split the

@@ -126,6 +126,29 @@ def test_the_sweeps_roundtrip_memo_answers_only_for_the_builtin_copiers(tmp_path
         assert any(v.access_path == "(json text)" for v in faulty.violations), faulty.violations
 
 
+def test_a_models_import_is_copied_once_a_build_and_its_rows_read_the_same():
+    """The import stage's round trips are remembered (roundtrip_memo): a model's other rows
+    (another layout, another path) import the same module text and do not copy it again,
+    and read exactly as the first did. An injected or faulty copier is never answered for,
+    and a copy the final stage runs on is still made."""
+    first = run_in_process()
+    assert not any(c.detail.startswith("remembered") for c in first.copiers), first.copiers
+    for options in ({}, {"layout": "nhwc"}, {"path": "compile"}):
+        again = run_in_process(**options)
+        at_import = [c for c in again.copiers if c.detail.startswith("remembered")]
+        assert {c.name for c in at_import} == {"deepcopy", "json", "tvmscript"}, options
+        if not options:
+            assert (again.verdict, again.outcome_count, again.outcome) == \
+                (first.verdict, first.outcome_count, first.outcome)
+        assert not any(v.kind == "lossy-roundtrip" for v in again.violations), options
+        assert any(c.name == "deepcopy" and c.verdict == "pass" and not c.detail
+                   for c in again.copiers), again.copiers   # the final stage's own copy
+    faulty = run_in_process(copiers={"deepcopy": copiers.deepcopy, "json": seeded.respan_copy,
+                                     "tvmscript": copiers.tvmscript_copy})
+    assert faulty.verdict == "lossy-roundtrip", faulty.copiers
+    assert any(v.access_path == "(json text)" for v in faulty.violations), faulty.violations
+
+
 def test_the_tvmscript_copier_binds_constants_outside_the_text():
     """The constants travel as the same objects, not as a JSON metadata section: the text
     the copier prints has none, and the copy is the module."""

@@ -35,6 +35,45 @@ def test_durations_balance_the_shards():
     assert sorted(loads) == [10.0, 10.0], parts
 
 
+def _report_shards(path: str, count: int, durations: str | None = None) -> list[list]:
+    import argparse
+
+    from harness.cli import report
+    shards_of_run = []
+    for number in range(1, count + 1):
+        args = argparse.Namespace(pattern=["tv-*", "yolov3-tiny*", "node-conv*"], all=True,
+                                  layout=None, target="llvm", path=path, durations=durations,
+                                  shard=f"{number}/{count}")
+        shards_of_run.append([case for case, _ in report._this_shard(args, report.plan(args))])
+    return shards_of_run
+
+
+def test_report_keeps_a_models_rows_in_one_shard_on_both_paths(tmp_path):
+    """A model's rows (its layouts, its ONNX twin) share one export and one imported module,
+    whose copies are made once a build (roundtrip_memo): split row by row, the rows of
+    tv-resnet18 went to four shards, each exporting and copying it again. The extract and
+    compile runs of a night put a model in the same shard, recorded durations or not."""
+    durations = tmp_path / "durations.json"
+    durations.write_text(json.dumps({   # one path measured, the other not: still one split
+        "report:tv-resnet18:nchw:extract:llvm": 30.0, "report:tv-vit_b_16:nchw:extract:llvm": 90.0,
+        "report:yolov3-tiny-nhwc:nhwc:extract:llvm": 20.0}))
+    for recorded in (None, str(durations)):
+        runs = {path: _report_shards(path, 5, recorded) for path in ("extract", "compile")}
+        for path, parts in runs.items():
+            together = [case.id for part in parts for case in part]
+            assert len(together) == len(set(together)) and len(together) > 400, path
+            shard_of = {}
+            for number, part in enumerate(parts):
+                for case in part:
+                    assert shard_of.setdefault(case.model_group, number) == number, case.id
+        groups = [{case.model_group for case in part} for part in runs["extract"]]
+        assert groups == [{case.model_group for case in part} for part in runs["compile"]]
+    resnet = {number for number, part in enumerate(runs["extract"]) for case in part
+              if case.id.startswith("tv-resnet18")}
+    assert len(resnet) == 1 and sum(case.id.startswith("tv-resnet18") for part in
+                                    runs["extract"] for case in part) == 4
+
+
 def test_the_shard_comes_from_the_option_or_tvms_environment():
     assert shards.chosen(None, {}) is None
     assert shards.chosen("2/4", {}) == shards.Shard(2, 4)

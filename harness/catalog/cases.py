@@ -90,6 +90,12 @@ class Case:
         """Its model is an ONNX graph (the reducer cuts the graph before the module)."""
         return self.door.onnx_graph
 
+    @property
+    def model_group(self) -> str:
+        """The model its rows share work with (sources.model_group): its other layouts,
+        and a torchvision model's ONNX twin."""
+        return sources.model_group(self.source)
+
     def model(self):
         """The model its door imports (an onnx.ModelProto, a torch model, a Relax module)."""
         return sources.model(self)

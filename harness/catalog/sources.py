@@ -22,6 +22,16 @@ SOURCE_DOORS = {"darknet": "onnx", "builder": "onnx", "onnx-wheel": "onnx", "onn
                 "torchvision": "torch", "transformers": "torch",
                 "torchvision-onnx": "torch-onnx", "relax-file": "relax"}
 FILE_KINDS = ("file", "relax-file") + tuple(door.name for door in doors.DOORS)
+# Kinds whose model is made from another kind's: an ONNX twin is exported from its
+# model's torch.export program (one cached export serves both).
+MADE_FROM = {"torchvision-onnx": "torchvision", "torch-onnx": "torch"}
+
+
+def model_group(source: str) -> str:
+    """The model a source's rows share work with: the same source in another layout or
+    on another path imports the same module, and a twin shares its model's export."""
+    kind, sep, ref = source.partition(":")
+    return f"{MADE_FROM.get(kind, kind)}{sep}{ref}"
 
 
 def onnx_data_dir() -> str:

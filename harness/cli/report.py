@@ -160,10 +160,27 @@ def _carry(args, journal: Journal, todo: list) -> list[dict]:
     return carried
 
 
+def _this_shard(args, items: list) -> list:
+    """This shard's rows: a model's rows whole in one shard (Case.model_group), so its
+    export and its import's copies are made once there. A group weighs its cases' recorded
+    seconds on every path (an unrecorded case the median one): the extract and compile
+    runs of one night put a model in the same shard."""
+    per_case: dict[str, float] = {}
+    for key, seconds in shards.read_durations(args.durations).items():
+        if key.startswith("report:"):
+            case_id = key.removeprefix("report:").rsplit(":", 3)[0]
+            per_case[case_id] = per_case.get(case_id, 0.0) + seconds
+    unrecorded = shards.unrecorded_cost(list(per_case.values()))
+    cases_of: dict[str, set[str]] = {}
+    for case, _ in items:
+        cases_of.setdefault(case.model_group, set()).add(case.id)
+    return shards.select_groups(
+        items, lambda item: item[0].model_group, shards.chosen(args.shard),
+        lambda group: sum(per_case.get(case_id, unrecorded) for case_id in cases_of[group]))
+
+
 def cmd_report(args) -> int:
-    durations = shards.read_durations(args.durations)
-    work = shards.select(plan(args), lambda item: _duration_key(_key(*item)),
-                         shards.chosen(args.shard), durations)
+    work = _this_shard(args, plan(args))
     output_dir(args.out)
     journal = Journal(args.out, "report", args.resume, row_key, loading.versions(), args.fresh)
     selected = {_key(case, options) for case, options in work}

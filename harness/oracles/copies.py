@@ -29,20 +29,21 @@ class CopyChecks:
 
     def copies(self, mod, stage: str, json_text: str | None = None,
                only: tuple[str, ...] | None = None, memo: bool = False,
-               what: str = "input") -> dict:
+               what: str = "input", memo_also: str = "") -> dict:
         """Copy `mod` with every copier and compare; the good copies, by copier name.
 
         `json_text`, when the caller already serialized `mod`, spares the default
         JSON copier a second save_json (the costliest call on weight-heavy models).
-        `memo` (the sweep, which wants verdicts, not copies): a round trip this build
-        already made losslessly of the same text is not made again (roundtrip_memo).
+        `memo`: a round trip this build already made losslessly of the same text is not
+        made again (roundtrip_memo); `memo_also` adds to its key (the module's structural
+        hash, which sees a reflected field the JSON writer might leave out).
         """
         made = {}
         for name, copier in self.copiers.items():
             if only is not None and name not in only:
                 continue
             memo_text = json_text if memo and copier is roundtrip.COPIERS.get(name) else None
-            if memo_text is not None and roundtrip_memo.remembered(name, memo_text):
+            if memo_text is not None and roundtrip_memo.remembered(name, memo_text, memo_also):
                 self.recorder.result.copiers.append(CopierRecord(
                     name, "pass", 0.0, "remembered: this build copied this module text "
                     "losslessly before"))
@@ -52,12 +53,13 @@ class CopyChecks:
                     return copiers.load_json(text)
             with self.recorder.phase("copy", stage, name):
                 copy = self._copy_and_compare(name, copier, mod, stage, json_text, what,
-                                              memo_text)
+                                              memo_text, memo_also)
             if copy is not None:
                 made[name] = copy
         return made
 
-    def _copy_and_compare(self, name, copier, mod, stage, json_text, what, memo_text):
+    def _copy_and_compare(self, name, copier, mod, stage, json_text, what, memo_text,
+                          memo_also=""):
         """One copier's copy of `mod`, compared; None when it failed or was refused."""
         records = self.recorder.result.copiers
         started = time.perf_counter()
@@ -86,7 +88,7 @@ class CopyChecks:
             violation.copied = what   # a fact the reproducer reads, not a word of the detail
             self.recorder.violate(violation)
         elif memo_text is not None and copy is not None:
-            roundtrip_memo.remember(name, memo_text)
+            roundtrip_memo.remember(name, memo_text, memo_also)
         return copy
 
     def final_stage_on_copies(self, final_input, expected, made: dict | None = None) -> None:

@@ -140,7 +140,7 @@ class _Run:
         source_json = self.blame.source_fp.json_text if checks else None
         made = {}   # the source's good copies: the final stage's, when it takes the source
         if source_copies and not deferred:
-            made = self.copy_checks.copies(source, "import", source_json)
+            made = self._source_copies(source, source_json)
             if self.stopped():
                 return self.result
         current, output, failed = source, None, False
@@ -152,7 +152,7 @@ class _Run:
                 self.copy_checks.copies(output, stage.name)
             current = output
         if source_copies and deferred and not self.stopped():
-            made = self.copy_checks.copies(source, "import", source_json)
+            made = self._source_copies(source, source_json)
         if not failed and not self.stopped():
             outcome = self.pipeline.summarize(output)
             self.result.set_outcome(outcome)
@@ -167,6 +167,15 @@ class _Run:
         if checks and not self.stopped():
             self.blame.at_end()
         return self.result
+
+    def _source_copies(self, source, source_json):
+        """The source's round trips. One module text is copied once per TVM build
+        (roundtrip_memo): a model's rows (its layouts, both paths, the nights of a week)
+        import the same module, and its copies were most of a PyTorch door row (resnet18:
+        3.8 s of 14.7). Only a lossless verdict is kept; a copy the final stage needs is
+        made there again."""
+        return self.copy_checks.copies(source, "import", source_json, memo=True,
+                                       memo_also=str(self.blame.source_fp.hash))
 
     def stage(self, stage, current):
         """Run one stage under the guards; (output, failed)."""
