@@ -5,11 +5,13 @@ guard-suite rows each file's seconds, pytest's `--harness-store-durations` file 
 item's) and splits every part of the nightly with the shards' own rule
 (harness.shards.split: longest first onto the least-loaded shard), as the job matrix
 does with one shard index for every step. A shard's time is the sum of its parts;
-the nightly's wall time is its slowest shard. The pass sweep is estimated per case
-(bench/sweep_plan.py): give `--sweep-seconds-per-case S` (one job's seconds for a small
-case's ~251 checks) and `--sweep-heavy-seconds S` for the heavy cases: those whose extract
-takes 4x the median one or more (their weights dominate every copy), or, without
-`--report`, those `--sweep-heavy GLOB` names; docs/findings.md has both measured.
+the nightly's wall time is its slowest shard. A model's report rows are one unit
+(its layouts and ONNX twin: harness/cli/report.py deals them so). The pass sweep is
+estimated per case (bench/sweep_plan.py): give `--sweep-seconds-per-case S` (one job's
+seconds for a small case's ~251 checks) and `--sweep-heavy-seconds S` for the heavy
+cases: those whose extract takes 4x the median one or more (their weights dominate every
+copy), or, without `--report`, those `--sweep-heavy GLOB` names; docs/findings.md has
+both measured.
 `--sweep-inputs FILE` (bench/sweep_inputs.py) says which points repeat an input or
 cannot be reached: the sweep is then planned as it runs now, (model, pass group) units
 with the memo, and printed before/after for each N: runner hours and the slowest shard.
@@ -63,13 +65,17 @@ def carried_night(plan: dict[str, dict[str, float]], refresh: int) -> dict:
 
 def parts(args, count: int) -> dict[str, dict[str, float]]:
     """{part of the nightly: {unit: seconds}} for `count` shards."""
+    from harness.catalog import cases as catalog
+    model_of = {case.id: case.model_group for case in catalog.catalog()}
     out: dict[str, dict[str, float]] = {}
     extract_walls: dict[str, float] = {}
     for folder in args.report:
         for row in _rows(folder, "report-rows.jsonl"):
             path = row.get("path", "extract")
-            out.setdefault(f"report {path}", {})[f"{row['case']}|{row.get('layout')}"] = \
-                row["wall_seconds"]
+            # report deals a model's rows as one unit (its layouts and ONNX twin)
+            units = out.setdefault(f"report {path}", {})
+            unit = model_of.get(row["case"], row["case"])
+            units[unit] = units.get(unit, 0.0) + row["wall_seconds"]
             if path == "extract":
                 extract_walls[row["case"]] = row["wall_seconds"]
     if args.guard_suite:

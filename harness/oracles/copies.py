@@ -39,11 +39,13 @@ class CopyChecks:
         hash, which sees a reflected field the JSON writer might leave out).
         """
         made = {}
+        memo_key = roundtrip_memo.module_key(json_text, memo_also) \
+            if memo and json_text is not None else None
         for name, copier in self.copiers.items():
             if only is not None and name not in only:
                 continue
-            memo_text = json_text if memo and copier is roundtrip.COPIERS.get(name) else None
-            if memo_text is not None and roundtrip_memo.remembered(name, memo_text, memo_also):
+            copier_key = memo_key if copier is roundtrip.COPIERS.get(name) else None
+            if copier_key is not None and roundtrip_memo.remembered(name, copier_key):
                 self.recorder.result.copiers.append(CopierRecord(
                     name, "pass", 0.0, "remembered: this build copied this module text "
                     "losslessly before"))
@@ -53,13 +55,12 @@ class CopyChecks:
                     return copiers.load_json(text)
             with self.recorder.phase("copy", stage, name):
                 copy = self._copy_and_compare(name, copier, mod, stage, json_text, what,
-                                              memo_text, memo_also)
+                                              copier_key)
             if copy is not None:
                 made[name] = copy
         return made
 
-    def _copy_and_compare(self, name, copier, mod, stage, json_text, what, memo_text,
-                          memo_also=""):
+    def _copy_and_compare(self, name, copier, mod, stage, json_text, what, memo_key):
         """One copier's copy of `mod`, compared; None when it failed or was refused."""
         records = self.recorder.result.copiers
         started = time.perf_counter()
@@ -87,8 +88,8 @@ class CopyChecks:
         if violation:
             violation.copied = what   # a fact the reproducer reads, not a word of the detail
             self.recorder.violate(violation)
-        elif memo_text is not None and copy is not None:
-            roundtrip_memo.remember(name, memo_text, memo_also)
+        elif memo_key is not None and copy is not None:
+            roundtrip_memo.remember(name, memo_key)
         return copy
 
     def final_stage_on_copies(self, final_input, expected, made: dict | None = None) -> None:

@@ -1,12 +1,13 @@
-"""Remembered round trips: the pass sweep pays each module's copies once per TVM build.
+"""Remembered round trips: a module's copies are made once per TVM build.
 
 The sweep runs some 250 passes at each point of each case; most change nothing, so
 their outputs are one module copied over and over (TVMScript's parse alone is most
-of a small check). A module text that a built-in copier carried losslessly once is
-carried losslessly again by the same build, so the verdict is kept on disk, like a
-compiler cache: the key is the copier, the module's JSON text, this exact TVM build
-(`loading.build_identity`) and the oracles' own source. Only a lossless verdict is
-kept; a failure is recomputed every time, and an injected copier is never
+of a small check); a model's report rows (its layouts, both paths) import one module;
+the suite guard meets the same modules in many tests. A module text that a built-in
+copier carried losslessly once is carried losslessly again by the same build, so the
+verdict is kept on disk, like a compiler cache: the key is the copier, the module's JSON
+text, this exact TVM build (`loading.build_identity`) and the oracles' own source. Only a
+lossless verdict is kept; a failure is recomputed every time, and an injected copier is never
 remembered. `rm -r .harness-cache/roundtrip-memo` forgets everything.
 """
 from __future__ import annotations
@@ -41,20 +42,26 @@ def memo_dir() -> str:
     return os.path.join(paths.cache_dir(), "roundtrip-memo")
 
 
-def _entry(copier: str, json_text: str, also: str) -> str:
-    digest = hashlib.sha256(copier.encode() + b"\n" + also.encode() + b"\n"
-                            + json_text.encode()).hexdigest()
+def module_key(json_text: str, also: str = "") -> str:
+    """The module's part of an entry's key, taken once for all the copiers: hashing a
+    weight-heavy module's text is most of a lookup (63 MB for resnet18). `also`: more of
+    the module's identity (its structural hash, which sees a reflected field the JSON
+    writer might leave out)."""
+    return hashlib.sha256(also.encode() + b"\n" + json_text.encode()).hexdigest()
+
+
+def _entry(copier: str, key: str) -> str:
+    digest = hashlib.sha256(f"{copier}\n{key}".encode()).hexdigest()
     return os.path.join(memo_dir(), _salt(), digest[:2], digest)
 
 
-def remembered(copier: str, json_text: str, also: str = "") -> bool:
-    """`also`: more of the module's identity for the key (the suite guard adds its
-    structural hash, which sees a reflected field the JSON writer might leave out)."""
-    return os.path.exists(_entry(copier, json_text, also))
+def remembered(copier: str, key: str) -> bool:
+    """This build carried the module of `key` (module_key) losslessly with `copier` before."""
+    return os.path.exists(_entry(copier, key))
 
 
-def remember(copier: str, json_text: str, also: str = "") -> None:
-    path = _entry(copier, json_text, also)
+def remember(copier: str, key: str) -> None:
+    path = _entry(copier, key)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a"):
         pass

@@ -237,12 +237,13 @@ class SessionGuard:
             return
         record.modules_copied += 1
         self.modules_copied += 1
+        memo_key = roundtrip_memo.module_key(text, str(structural_hash)) if self.memo else None
         for name, copier in self.copiers.items():
             # A copy this build made losslessly of this very module before (another test
             # file, last night's run) is not made again: the copiers are deterministic,
             # and only a lossless verdict is kept. An injected copier is never remembered.
             memo = self.memo and copier is roundtrip.COPIERS.get(name)
-            if memo and roundtrip_memo.remembered(name, text, str(structural_hash)):
+            if memo and roundtrip_memo.remembered(name, memo_key):
                 record.copies_remembered += 1
                 continue
             violation = self._copy_with(name, copier, module, text, what)
@@ -250,7 +251,7 @@ class SessionGuard:
                 violation.pass_name = pass_name
                 record.violations.append(violation)
             elif memo:
-                roundtrip_memo.remember(name, text, str(structural_hash))
+                roundtrip_memo.remember(name, memo_key)
 
     def _copy_with(self, name, copier, module, text, what) -> Violation | None:
         try:
