@@ -50,11 +50,35 @@ def test_the_registry_drives_well_over_the_conv_layout_ops():
     assert {p.name: p.kinds for p in by_name["relax.cumsum"].params}["axis"] == ("int", "none")
 
 
+def test_a_program_whose_first_draws_are_all_refused_still_applies_an_op():
+    """Hypothesis met inputs, a (1, 1) and a (1,) float32, where twelve random ops in a row
+    were refused: the program was empty. Its first application then falls back to the first
+    op TVM accepts with its simplest arguments."""
+    from harness.tvmapi import op_registry
+    from harness.tvmapi.op_program_relax import CheckingGraph
+    signatures = op_registry.signatures()
+    refused = next(signature for signature in signatures if signature.op == "relax.nn.conv1d")
+
+    class AlwaysRefused:   # (1, 1) and (1,) inputs, then conv1d of a 2-D tensor, every draw
+        def integer(self, low, high):
+            return 1 if low == 1 and high in (2, 5) else low
+        def choice(self, options):
+            return refused if refused in options else options[0]
+        def boolean(self):
+            return False
+    program = op_programs.draw_program(AlwaysRefused(), signatures, CheckingGraph())
+    assert [fresh.shape for fresh in program.inputs] == [(1,)], program
+    assert program.ops() == ["relax.abs"], program
+    assert ir.well_formed(to_relax(program))
+
+
 @given(op_programs_strategy())
 def test_every_drawn_program_builds_and_is_well_formed(program):
     mod = to_relax(program)
     assert ir.well_formed(mod), program
-    assert program.applications   # each one TVM accepted (a refused draw is drawn again)
+    # each one TVM accepted (a refused draw is drawn again; a first application whose draws
+    # were all refused falls back to the first op TVM accepts with its simplest arguments)
+    assert program.applications
     # the spec is plain data: the reproducer's printed form reads back as the same spec
     names = vars(op_programs)
     assert eval(repr(program), names) == program   # our own repr
