@@ -8,10 +8,16 @@ the wall times side by side (one run, so the machine's noise hits all alike):
   stage     the stage-level guard: hashes per stage, copies, final JSON (pass_guard off)
   per-pass  what `harness check` does: plus the harness's PassInstrument on every pass
             (each pass input's hash and identity map; it records, never raises)
-Goal: per-pass adds <= 5 % over stage. A guarded run faster than bare means the guard
-changed what it guards (as TVM's raising immutability check once did to FoldConstant)
-or the measurement is wrong: the table flags it. Then the child start-up: a fresh
-interpreter per check (HARNESS_WARM=0) against the warm fork server, on a small case.
+Each (case, path) is checked once untimed first: the warm server for the case's kind
+starts (the PyTorch door's imports torch), a model's export is cached, and the source's
+round trips are remembered (oracles.roundtrip_memo), as for a model's later rows and
+nights. Without it the first mode timed paid all three and the second did not (tv-resnet18:
+bare 16.0 s, per-pass 10.9 s). The first row of a model pays the copies too
+(bench/copier_cost.py says what they cost). Goal: per-pass adds <= 5 % over stage. A
+guarded run faster than bare means the guard changed what it guards (as TVM's raising
+immutability check once did to FoldConstant) or the measurement is wrong: the table flags
+it. Then the child start-up: a fresh interpreter per check (HARNESS_WARM=0) against the
+warm fork server, on a small case.
 
 Usage: python bench/guard_overhead.py [CASE ...] [--paths extract,compile] [--repeat N]
 """
@@ -48,6 +54,7 @@ def guard_table(cases, paths, repeat) -> None:
         for path in paths:
             walls = {mode: [] for mode in MODES}
             passes, verdict = 0, ""
+            timed(case, path=path, **MODES["per-pass"])   # outside the measurement
             for _ in range(repeat):
                 for mode, flags in MODES.items():
                     wall, result = timed(case, path=path, **flags)
