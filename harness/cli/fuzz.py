@@ -144,15 +144,6 @@ def steer_toward_new_pairs(ops, rewrote: set[str], seen: set) -> None:
            label="(op, rewriting pass) pairs not met before")
 
 
-def check_and_steer(spec, door: str, options: Options, copiers=None,
-                    steer: bool = True) -> tuple[Result, int]:
-    """check_graph, and with `steer` its conversions handed to hypothesis.target."""
-    result, conversions = check_graph(spec, door, options, copiers)
-    if steer:
-        steer_toward_conversions(conversions)
-    return result, conversions
-
-
 def pairs_not_met(ops, rewrote: set[str], seen: set) -> int:
     """How many (op, pass that rewrote) pairs, and ops with no rewrite at all, a program
     shows that `seen` (the campaign so far, updated) had not: the op generator's score."""

@@ -200,12 +200,7 @@ class _ColdChild:
         self.peak_rss_kib: int | None = None
 
     def poll(self):
-        if self.proc.returncode is None:
-            # wait4, not Popen's waitpid: the child's peak memory comes with its status
-            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
-            if pid:
-                self.proc.returncode = os.waitstatus_to_exitcode(status)
-                self.peak_rss_kib = usage.ru_maxrss
+        self._reap(os.WNOHANG)
         return self.proc.returncode
 
     @property
@@ -213,12 +208,17 @@ class _ColdChild:
         return self.proc.returncode
 
     def wait(self):
-        if self.proc.returncode is None:
-            _, status, usage = os.wait4(self.proc.pid, 0)
-            self.proc.returncode = os.waitstatus_to_exitcode(status)
-            self.peak_rss_kib = usage.ru_maxrss
+        self._reap(0)
         self.stderr.close()
         return self.proc.returncode
+
+    def _reap(self, flags: int) -> None:
+        """wait4, not Popen's waitpid: the child's peak memory comes with its status."""
+        if self.proc.returncode is None:
+            pid, status, usage = os.wait4(self.proc.pid, flags)
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.peak_rss_kib = usage.ru_maxrss
 
     def kill_group(self):
         try:
