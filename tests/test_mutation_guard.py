@@ -41,6 +41,22 @@ def test_mutating_pass_is_caught_with_its_stage_and_path(spec):
     assert "attrs" in violation.access_path, violation.access_path  # the first mismatch
 
 
+def test_source_copies_made_after_the_path_are_of_the_source_as_it_is_then():
+    """With `stop` (the fuzzer's) the source's copies are made after the path ran. A stage
+    that changed the source (the injected stage takes it on the compile path) left the
+    text the run began with stale: a copy loaded from it "lost" the mutation, a lossy round
+    trip of TVM's that never happened (the json copier's, until 2026-12-06)."""
+    from harness.options import Options
+    from harness.runner.path_runner import PathRunner
+    from harness.verdict import Result
+    runner = PathRunner(Options(path="compile", inject_pass=seeded_spec("mutating_pass")),
+                        stop=lambda result: False)
+    result = runner.run_model(catalog.resolve(SMALL_CASE).model(), Result(SMALL_CASE))
+    assert result.verdict == "mutated", result.violations
+    assert {v.kind for v in result.violations} == {"mutated"}, result.violations
+    assert {c.name for c in result.copiers if c.verdict == "pass"} >= {"deepcopy", "json"}
+
+
 def test_mutator_hidden_in_a_sequential_is_named():
     """Its input is an intermediate module no stage-level fingerprint sees."""
     result = run_in_process(inject_pass=seeded_spec("hidden_mutator"))

@@ -130,7 +130,8 @@ def test_a_models_import_is_copied_once_a_build_and_its_rows_read_the_same():
     """The import stage's round trips are remembered (roundtrip_memo): a model's other rows
     (another layout, another path) import the same module text and do not copy it again,
     and read exactly as the first did. An injected or faulty copier is never answered for,
-    and a copy the final stage runs on is still made."""
+    and a copy the final stage runs on is still made (on the compile path loaded from the
+    text, not serialized again)."""
     first = run_in_process()
     assert not any(c.detail.startswith("remembered") for c in first.copiers), first.copiers
     for options in ({}, {"layout": "nhwc"}, {"path": "compile"}):
@@ -141,12 +142,37 @@ def test_a_models_import_is_copied_once_a_build_and_its_rows_read_the_same():
             assert (again.verdict, again.outcome_count, again.outcome) == \
                 (first.verdict, first.outcome_count, first.outcome)
         assert not any(v.kind == "lossy-roundtrip" for v in again.violations), options
-        assert any(c.name == "deepcopy" and c.verdict == "pass" and not c.detail
-                   for c in again.copiers), again.copiers   # the final stage's own copy
+        # the final stage's own copy: made there (extract), or loaded from the source's
+        # text with the remembered verdict (compile: its one stage takes the source)
+        own_copy = "remembered: this build copied this module text losslessly before; " \
+            "the copy loaded again to run on" if options.get("path") == "compile" else ""
+        assert any(c.name == "deepcopy" and c.verdict == "pass" and c.detail == own_copy
+                   for c in again.copiers), again.copiers
     faulty = run_in_process(copiers={"deepcopy": copiers.deepcopy, "json": seeded.respan_copy,
                                      "tvmscript": copiers.tvmscript_copy})
     assert faulty.verdict == "lossy-roundtrip", faulty.copiers
     assert any(v.access_path == "(json text)" for v in faulty.violations), faulty.violations
+
+
+def test_a_deepcopy_made_from_the_modules_text_is_the_deepcopy_tvm_makes(monkeypatch):
+    """The guard has the source's save_json text already (its fingerprint): the deepcopy
+    copier loads it instead of serializing the module again. That is the copy deepcopy
+    makes: its state is the same serializer's graph (save_json adds only metadata, which
+    loading never reads), and a class with a deepcopy of its own gets a real one."""
+    import copy
+    import json
+    mod = doors.to_relax(catalog.resolve(SMALL_CASE).model())
+    text = copiers.save_json(mod)
+    state = json.loads(mod.__getstate__()["handle"])
+    saved = json.loads(text)
+    assert saved.pop("metadata") and state == saved
+    made, real = copiers.deepcopy_from_text(mod, text), copy.deepcopy(mod)
+    assert type(made) is type(real) and not made.same_as(mod)
+    assert copiers.save_json(made) == copiers.save_json(real) == text
+    own = []
+    monkeypatch.setattr(type(mod), "__deepcopy__", lambda self, memo: own.append(1) or self,
+                        raising=False)
+    assert copiers.deepcopy_from_text(mod, text).same_as(mod) and own == [1]
 
 
 def test_the_tvmscript_copier_binds_constants_outside_the_text():

@@ -54,7 +54,10 @@ def _small_module():
 # ---- where a fault is seeded: (monkeypatch, the replacement) -> None ----------------
 
 def _deepcopy(monkeypatch, failing):
+    """Both ways the deepcopy copier copies: copy.deepcopy, and its state loaded from the
+    module's text when the guard has it (copiers.deepcopy_from_text)."""
     monkeypatch.setattr(copiers, "copy", types.SimpleNamespace(deepcopy=failing))
+    monkeypatch.setattr(copiers, "_rebuild_as_deepcopy", failing)
 
 
 def _json_load(monkeypatch, failing):

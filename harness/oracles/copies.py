@@ -29,14 +29,17 @@ class CopyChecks:
 
     def copies(self, mod, stage: str, json_text: str | None = None,
                only: tuple[str, ...] | None = None, memo: bool = False,
-               what: str = "input", memo_also: str = "") -> dict:
+               what: str = "input", memo_also: str = "", keep: tuple[str, ...] = ()) -> dict:
         """Copy `mod` with every copier and compare; the good copies, by copier name.
 
-        `json_text`, when the caller already serialized `mod`, spares the default
-        JSON copier a second save_json (the costliest call on weight-heavy models).
+        `json_text`, when the caller already serialized `mod`, spares the JSON copiers
+        (deepcopy's save and the explicit one) a second save_json, the costliest call on
+        weight-heavy models: they load the text.
         `memo`: a round trip this build already made losslessly of the same text is not
         made again (roundtrip_memo); `memo_also` adds to its key (the module's structural
-        hash, which sees a reflected field the JSON writer might leave out).
+        hash, which sees a reflected field the JSON writer might leave out). `keep`: the
+        copiers whose copy the caller runs on (the compile path's one stage takes the
+        source): a remembered one is still loaded from the text, not compared again.
         """
         made = {}
         memo_key = roundtrip_memo.module_key(json_text, memo_also) \
@@ -45,14 +48,21 @@ class CopyChecks:
             if only is not None and name not in only:
                 continue
             copier_key = memo_key if copier is roundtrip.COPIERS.get(name) else None
-            if copier_key is not None and roundtrip_memo.remembered(name, copier_key):
+            from_text = _from_text(copier, json_text)
+            remembered = copier_key is not None and roundtrip_memo.remembered(name, copier_key)
+            if remembered and name in keep and from_text is not copier:
+                with self.recorder.phase("copy", stage, name):
+                    copy, failure = roundtrip.copy_with(name, from_text, mod, stage, what)
+                remembered = failure is None   # failing now: checked in full below
+                if remembered:
+                    made[name] = copy
+            if remembered:
                 self.recorder.result.copiers.append(CopierRecord(
                     name, "pass", 0.0, "remembered: this build copied this module text "
-                    "losslessly before"))
+                    "losslessly before" + ("; the copy loaded again to run on" if name in made
+                                           else "")))
                 continue
-            if json_text is not None and copier is roundtrip.json_roundtrip:
-                def copier(_mod, text=json_text):   # the text is made already: load it
-                    return copiers.load_json(text)
+            copier = from_text
             with self.recorder.phase("copy", stage, name):
                 copy = self._copy_and_compare(name, copier, mod, stage, json_text, what,
                                               copier_key)
@@ -92,6 +102,10 @@ class CopyChecks:
             roundtrip_memo.remember(name, memo_key)
         return copy
 
+    def final_copiers(self) -> tuple[str, ...]:
+        """The copiers whose copies of its input the final stage runs on."""
+        return tuple(self.copiers) if self.options.full_copies else ("deepcopy",)
+
     def final_stage_on_copies(self, final_input, expected, made: dict | None = None) -> None:
         """The final stage's input round-trips, and its copies give the same outcome.
 
@@ -105,11 +119,11 @@ class CopyChecks:
         final = self.pipeline.final
         if self.pipeline.run_twice and not self._deterministic(final_input, expected):
             return
-        only = None if self.options.full_copies else ("deepcopy",)
+        only = self.final_copiers()
         mutated = any(v.kind == Outcome.MUTATED for v in self.recorder.result.violations)
         reused = {name: copy for name, copy in (made or {}).items()
-                  if not mutated and (only is None or name in only)}
-        missing = tuple(name for name in (only or self.copiers) if name not in reused)
+                  if not mutated and name in only}
+        missing = tuple(name for name in only if name not in reused)
         copies = {**reused, **(self.copies(final_input, final.name, only=missing)
                                if missing else {})}
         for name, copy in copies.items():
@@ -229,6 +243,18 @@ class CopyChecks:
 
 
 _NO_COPY = object()
+
+
+def _from_text(copier, json_text: str | None):
+    """`copier` made from `json_text`, save_json's text of the module, where it is one of the
+    JSON copiers built in (an injected copier is always called as it is)."""
+    if json_text is None:
+        return copier
+    if copier is roundtrip.json_roundtrip:
+        return lambda _mod: copiers.load_json(json_text)
+    if copier is copiers.deepcopy:
+        return lambda mod: copiers.deepcopy_from_text(mod, json_text)
+    return copier
 
 
 def _unguarded(run, *args):

@@ -137,10 +137,9 @@ class _Run:
         # not paid.
         deferred = self.runner.stop is not None
         source_copies = checks and not self.pipeline.round_trip_output
-        source_json = self.blame.source_fp.json_text if checks else None
         made = {}   # the source's good copies: the final stage's, when it takes the source
         if source_copies and not deferred:
-            made = self._source_copies(source, source_json)
+            made = self._source_copies(source)
             if self.stopped():
                 return self.result
         current, output, failed = source, None, False
@@ -152,7 +151,7 @@ class _Run:
                 self.copy_checks.copies(output, stage.name)
             current = output
         if source_copies and deferred and not self.stopped():
-            made = self._source_copies(source, source_json)
+            made = self._source_copies(source)
         if not failed and not self.stopped():
             outcome = self.pipeline.summarize(output)
             self.result.set_outcome(outcome)
@@ -168,14 +167,22 @@ class _Run:
             self.blame.at_end()
         return self.result
 
-    def _source_copies(self, source, source_json):
+    def _source_copies(self, source):
         """The source's round trips. One module text is copied once per TVM build
         (roundtrip_memo): a model's rows (its layouts, both paths, the nights of a week)
         import the same module, and its copies were most of a PyTorch door row (resnet18:
-        3.8 s of 14.7). Only a lossless verdict is kept; a copy the final stage needs is
-        made there again."""
-        return self.copy_checks.copies(source, "import", source_json, memo=True,
-                                       memo_also=str(self.blame.source_fp.hash))
+        3.8 s of 14.7). Only a lossless verdict is kept. The copies the final stage runs
+        on, when it takes the source (the compile path), are loaded from its text even
+        when remembered: a load, where a deepcopy would serialize the module again.
+        The text and hash are the source's fingerprint, taken again when a stage was blamed
+        for changing the source (copies made after the path, the fuzzer's order, are of the
+        module as it is then, not of a stale text)."""
+        fingerprint = self.blame.source_fp
+        takes_source = self.pipeline.final is self.pipeline.stages[0]
+        return self.copy_checks.copies(
+            source, "import", fingerprint.json_text, memo=True,
+            memo_also=str(fingerprint.hash),
+            keep=self.copy_checks.final_copiers() if takes_source else ())
 
     def stage(self, stage, current):
         """Run one stage under the guards; (output, failed)."""

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import copy
+import copyreg
 import functools
 import types
 
 from harness.classify import Call
 from harness.tvmapi import ir
-from harness.tvmapi.loading import tvm
+from harness.tvmapi.loading import ffi, tvm
 
 
 def save_json(obj) -> str:
@@ -21,6 +22,45 @@ def load_json(text: str):
 
 def deepcopy(obj):
     return copy.deepcopy(obj)
+
+
+def deepcopy_from_text(obj, json_text: str):
+    """The copy `deepcopy(obj)` makes, made from `json_text`, save_json's text of `obj`,
+    instead of serializing `obj` a second time: a weight-heavy module's save is half its
+    deepcopy (vgg11: 10 s of 21), and the guard has the text already (its fingerprint).
+
+    Only where TVM's deepcopy is tvm_ffi's pickling protocol, as on every release
+    supported: the state is `to_json_graph_str(obj, None)`, the same serializer's graph as
+    save_json's without its metadata, which loading never reads, and the copy is
+    `_new_object(cls)` given that state (tests/test_roundtrip_guard.py compares the two
+    texts). Anything else, a `__deepcopy__` or `__reduce__` of the class's own, say: a
+    real copy.deepcopy."""
+    rebuild = _json_graph_pickling(type(obj))
+    return deepcopy(obj) if rebuild is None else _rebuild_as_deepcopy(rebuild, json_text)
+
+
+def _rebuild_as_deepcopy(new_object, json_text: str):
+    """What copy.deepcopy does with tvm_ffi's reduction, given the state's text."""
+    copied = new_object()
+    copied.__setstate__({"handle": json_text})
+    return copied
+
+
+def _json_graph_pickling(cls):
+    """A no-argument constructor of an empty `cls` when copy.deepcopy of a `cls` is
+    tvm_ffi's JSON-graph pickling and nothing else; None otherwise."""
+    core = getattr(ffi(), "core", None)
+    ffi_object = getattr(core, "Object", None)
+    new_object = getattr(core, "_new_object", None)
+    if ffi_object is None or new_object is None or not issubclass(cls, ffi_object):
+        return None
+    if copyreg.dispatch_table.get(cls) is not None or getattr(cls, "__deepcopy__", None):
+        return None
+    if cls.__reduce_ex__ is not object.__reduce_ex__ or any(
+            getattr(cls, name) is not getattr(ffi_object, name)
+            for name in ("__reduce__", "__getstate__", "__setstate__")):
+        return None
+    return functools.partial(new_object, cls)
 
 
 def tvmscript(mod) -> str:
