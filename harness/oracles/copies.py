@@ -16,7 +16,7 @@ from harness import classify
 from harness.options import Options
 from harness.oracles import outcomes, roundtrip, roundtrip_memo
 from harness.oracles.recorder import Recorder
-from harness.tvmapi import calls, copiers, structure
+from harness.tvmapi import calls, structure
 from harness.tvmapi.pipelines import Pipeline
 from harness.verdict import CopierRecord, Outcome, Phase, Violation
 
@@ -29,26 +29,25 @@ class CopyChecks:
 
     def copies(self, mod, stage: str, json_text: str | None = None,
                only: tuple[str, ...] | None = None, memo: bool = False,
-               what: str = "input", memo_also: str = "", keep: tuple[str, ...] = ()) -> dict:
+               what: str = "input", keep: tuple[str, ...] = ()) -> dict:
         """Copy `mod` with every copier and compare; the good copies, by copier name.
 
         `json_text`, when the caller already serialized `mod`, spares the JSON copiers
         (deepcopy's save and the explicit one) a second save_json, the costliest call on
         weight-heavy models: they load the text.
         `memo`: a round trip this build already made losslessly of the same text is not
-        made again (roundtrip_memo); `memo_also` adds to its key (the module's structural
-        hash, which sees a reflected field the JSON writer might leave out). `keep`: the
+        made again (roundtrip_memo). `keep`: the
         copiers whose copy the caller runs on (the compile path's one stage takes the
         source): a remembered one is still loaded from the text, not compared again.
         """
         made = {}
-        memo_key = roundtrip_memo.module_key(json_text, memo_also) \
+        memo_key = roundtrip_memo.module_key(json_text, mod) \
             if memo and json_text is not None else None
         for name, copier in self.copiers.items():
             if only is not None and name not in only:
                 continue
             copier_key = memo_key if copier is roundtrip.COPIERS.get(name) else None
-            from_text = _from_text(copier, json_text)
+            from_text = roundtrip.from_text(copier, json_text)
             remembered = copier_key is not None and roundtrip_memo.remembered(name, copier_key)
             if remembered and name in keep and from_text is not copier:
                 with self.recorder.phase("copy", stage, name):
@@ -243,18 +242,6 @@ class CopyChecks:
 
 
 _NO_COPY = object()
-
-
-def _from_text(copier, json_text: str | None):
-    """`copier` made from `json_text`, save_json's text of the module, where it is one of the
-    JSON copiers built in (an injected copier is always called as it is)."""
-    if json_text is None:
-        return copier
-    if copier is roundtrip.json_roundtrip:
-        return lambda _mod: copiers.load_json(json_text)
-    if copier is copiers.deepcopy:
-        return lambda mod: copiers.deepcopy_from_text(mod, json_text)
-    return copier
 
 
 def _unguarded(run, *args):

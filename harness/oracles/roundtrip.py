@@ -30,6 +30,21 @@ def json_roundtrip(mod):
 
 COPIERS: dict[str, Copier] = {"deepcopy": copiers.deepcopy, "json": json_roundtrip,
                               "tvmscript": copiers.tvmscript_copy}
+
+
+def from_text(copier: Copier, json_text: str | None) -> Copier:
+    """`copier`, made from `json_text` (save_json's text of the module, which the caller
+    has already) where it is one of the JSON copiers built in: a load instead of another
+    save and load. An injected copier is always called as it is."""
+    if json_text is None:
+        return copier
+    if copier is json_roundtrip:
+        return lambda _mod: copiers.load_json(json_text)
+    if copier is copiers.deepcopy:
+        return lambda mod: copiers.deepcopy_from_text(mod, json_text)
+    return copier
+
+
 # Copies that must reproduce the original's JSON text exactly (same serializer). A
 # TVMScript copy re-creates spans and shares small nodes differently: not comparable.
 EXACT_JSON = ("deepcopy", "json")

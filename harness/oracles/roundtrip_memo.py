@@ -17,7 +17,7 @@ import hashlib
 import os
 
 from harness import paths
-from harness.tvmapi import copiers, loading
+from harness.tvmapi import copiers, loading, structure
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The code a remembered verdict was reached by (the oracles and every TVM call they make,
@@ -42,12 +42,15 @@ def memo_dir() -> str:
     return os.path.join(paths.cache_dir(), "roundtrip-memo")
 
 
-def module_key(json_text: str, also: str = "") -> str:
+def module_key(json_text: str, module) -> str:
     """The module's part of an entry's key, taken once for all the copiers: hashing a
-    weight-heavy module's text is most of a lookup (63 MB for resnet18). `also`: more of
-    the module's identity (its structural hash, which sees a reflected field the JSON
-    writer might leave out)."""
-    return hashlib.sha256(also.encode() + b"\n" + json_text.encode()).hexdigest()
+    weight-heavy module's text is most of a lookup (63 MB for resnet18). With the text,
+    the module's structural hash, which sees a reflected field the JSON writer might leave
+    out: free variables matched by position (by default a free variable hashes by its
+    address, so a module holding one, as tirx.MakePackedAPI's output does, had a key of
+    its process alone and was never remembered), tensor bytes left to the text."""
+    structural = structure.structural_hash(module, map_free_vars=True, skip_tensor_content=True)
+    return hashlib.sha256(f"{structural}\n".encode() + json_text.encode()).hexdigest()
 
 
 def _entry(copier: str, key: str) -> str:

@@ -174,14 +174,13 @@ class _Run:
         3.8 s of 14.7). Only a lossless verdict is kept. The copies the final stage runs
         on, when it takes the source (the compile path), are loaded from its text even
         when remembered: a load, where a deepcopy would serialize the module again.
-        The text and hash are the source's fingerprint, taken again when a stage was blamed
+        The text is the source's fingerprint's, taken again when a stage was blamed
         for changing the source (copies made after the path, the fuzzer's order, are of the
         module as it is then, not of a stale text)."""
         fingerprint = self.blame.source_fp
         takes_source = self.pipeline.final is self.pipeline.stages[0]
         return self.copy_checks.copies(
             source, "import", fingerprint.json_text, memo=True,
-            memo_also=str(fingerprint.hash),
             keep=self.copy_checks.final_copiers() if takes_source else ())
 
     def stage(self, stage, current):

@@ -221,10 +221,9 @@ class SessionGuard:
                 self.modules_copied >= self.max_modules:
             record.over_cap += 1
             return
-        self._copy_one(module, what, pass_name, record, key)
+        self._copy_one(module, what, pass_name, record)
 
-    def _copy_one(self, module, what: str, pass_name: str, record: TestRecord,
-                  structural_hash: int) -> None:
+    def _copy_one(self, module, what: str, pass_name: str, record: TestRecord) -> None:
         saved = classify.Call.of(STAGE, copiers.save_json, module)
         if not saved.ok:
             record.violations.append(_tvm_failed(
@@ -237,7 +236,7 @@ class SessionGuard:
             return
         record.modules_copied += 1
         self.modules_copied += 1
-        memo_key = roundtrip_memo.module_key(text, str(structural_hash)) if self.memo else None
+        memo_key = roundtrip_memo.module_key(text, module) if self.memo else None
         for name, copier in self.copiers.items():
             # A copy this build made losslessly of this very module before (another test
             # file, last night's run) is not made again: the copiers are deterministic,
@@ -255,7 +254,8 @@ class SessionGuard:
 
     def _copy_with(self, name, copier, module, text, what) -> Violation | None:
         try:
-            copy, failure = roundtrip.copy_with(name, copier, module, STAGE, what)
+            copy, failure = roundtrip.copy_with(name, roundtrip.from_text(copier, text), module,
+                                                STAGE, what)
         except roundtrip.Unsupported as exc:
             return Violation(Outcome.UNSUPPORTED, STAGE, f"({name})", f"{exc} (the pass's {what})",
                              phase=Phase.COPY, copier=name)
