@@ -36,9 +36,9 @@ class CopyChecks:
         (deepcopy's save and the explicit one) a second save_json, the costliest call on
         weight-heavy models: they load the text.
         `memo`: a round trip this build already made losslessly of the same text is not
-        made again (roundtrip_memo). `keep`: the
-        copiers whose copy the caller runs on (the compile path's one stage takes the
-        source): a remembered one is still loaded from the text, not compared again.
+        made again (roundtrip_memo). `keep`: the copiers whose copy the caller runs on
+        (the compile path's one stage takes the source): a remembered one is still loaded
+        from the text, not compared again.
         """
         made = {}
         memo_key = roundtrip_memo.module_key(json_text, mod) \
