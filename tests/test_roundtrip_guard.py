@@ -154,6 +154,24 @@ def test_a_models_import_is_copied_once_a_build_and_its_rows_read_the_same():
     assert any(v.access_path == "(json text)" for v in faulty.violations), faulty.violations
 
 
+def test_a_copiers_refusal_of_a_source_is_remembered_in_the_same_words(monkeypatch):
+    """A built-in copier that cannot carry a model's module says so once a build: the
+    model's other rows read its reason from the memo."""
+    from harness.oracles import roundtrip
+    asked = []
+
+    def refusing(mod):
+        asked.append(1)
+        raise copiers.CopierUnsupported("seeded: this copier cannot print it")
+    monkeypatch.setitem(roundtrip.COPIERS, "refusing", refusing)   # as if built in
+    rows = [run_in_process(copiers=dict(roundtrip.COPIERS)) for _ in range(2)]
+    assert len(asked) == 1, "the second row asked the copier again"
+    refusals = [[(c.verdict, c.detail) for c in row.copiers if c.name == "refusing"]
+                for row in rows]
+    assert refusals[0] == refusals[1] == [("unsupported", "seeded: this copier cannot print it")]
+    assert rows[0].verdict == rows[1].verdict == "pass", rows[1].violations
+
+
 def test_a_deepcopy_made_from_the_modules_text_is_the_deepcopy_tvm_makes(monkeypatch):
     """The guard has the source's save_json text already (its fingerprint): the deepcopy
     copier loads it instead of serializing the module again. That is the copy deepcopy

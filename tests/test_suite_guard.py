@@ -411,6 +411,51 @@ def test_a_lossless_copy_is_remembered_across_sessions_and_a_lossy_one_never(
     assert injected.copies_remembered == 0 and injected.modules_copied == 1, injected
 
 
+@pytest.mark.in_process_tvm
+def test_a_copiers_refusal_is_remembered_in_the_same_words(monkeypatch, tmp_path):
+    """TVMScript refusing to carry a module (it cannot parse its own text: every
+    tirx.MakePackedAPI output) was asked again every night, most of a warm guard's copies. A
+    built-in copier's refusal is remembered with its reason, and reads the same."""
+    from harness.oracles import roundtrip
+    from harness.tvmapi import copiers
+    from harness.tvmapi.loading import tvm
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    module = tvm().script.from_source(RELU)
+    asked = []
+
+    def refusing(mod):
+        asked.append(1)
+        raise copiers.CopierUnsupported("seeded: this copier cannot print it")
+    monkeypatch.setitem(roundtrip.COPIERS, "refusing", refusing)   # as if built in
+
+    def normalize():
+        tvm().relax.transform.Normalize()(module)
+    records = [_guarded_record(normalize, dict(roundtrip.COPIERS), memo=True)
+               for _ in range(2)]
+    assert len(asked) == 1, "the second session asked the copier again"
+    assert records[1].copies_remembered == len(roundtrip.COPIERS), records[1]
+    details = [[(v.kind, v.copier, v.detail) for v in record.violations] for record in records]
+    assert details[0] == details[1] == [
+        ("unsupported", "refusing", "seeded: this copier cannot print it (the pass's input)")]
+
+
+@pytest.mark.in_process_tvm
+def test_a_module_with_a_free_variable_has_one_memo_key_in_every_process():
+    """By default a free variable hashes by its address: a module holding one (as
+    tirx.MakePackedAPI's output does) had a memo key no other process could meet. A copy,
+    a module like the one another process makes, has the same key."""
+    from harness.oracles import roundtrip_memo
+    from harness.tvmapi import copiers, structure
+    from harness.tvmapi.loading import tvm
+    tir = getattr(tvm(), "tirx", None) or tvm().tir
+    free = tir.Var("n", "int32")
+    module = tvm().IRModule({"f": tir.PrimFunc([], tir.Evaluate(free + 1))})
+    text = copiers.save_json(module)
+    other = copiers.load_json(text)
+    assert structure.structural_hash(other) != structure.structural_hash(module)
+    assert roundtrip_memo.module_key(text, other) == roundtrip_memo.module_key(text, module)
+
+
 def _hand_built_if_module():
     """TVM's test_if_complex_condition (test_analysis_well_formed.py), as it builds its
     module: by hand, not normalized, the If's type missing; a symbolic-shape annotation

@@ -48,14 +48,19 @@ class CopyChecks:
                 continue
             copier_key = memo_key if copier is roundtrip.COPIERS.get(name) else None
             from_text = roundtrip.from_text(copier, json_text)
-            remembered = copier_key is not None and roundtrip_memo.remembered(name, copier_key)
-            if remembered and name in keep and from_text is not copier:
+            remembered = roundtrip_memo.remembered(name, copier_key) if copier_key else None
+            if remembered:   # the copier's reason for refusing this module, as it gave it
+                self.recorder.result.copiers.append(CopierRecord(
+                    name, "unsupported", 0.0, remembered))
+                continue
+            if remembered is not None and name in keep and from_text is not copier:
                 with self.recorder.phase("copy", stage, name):
                     copy, failure = roundtrip.copy_with(name, from_text, mod, stage, what)
-                remembered = failure is None   # failing now: checked in full below
-                if remembered:
+                if failure is None:
                     made[name] = copy
-            if remembered:
+                else:   # failing now: checked in full below
+                    remembered = None
+            if remembered is not None:
                 self.recorder.result.copiers.append(CopierRecord(
                     name, "pass", 0.0, "remembered: this build copied this module text "
                     "losslessly before" + ("; the copy loaded again to run on" if name in made
@@ -73,12 +78,16 @@ class CopyChecks:
         """One copier's copy of `mod`, compared; None when it failed or was refused."""
         records = self.recorder.result.copiers
         started = time.perf_counter()
+        def unsupported(exc):
+            records.append(CopierRecord(
+                name, "unsupported", round(time.perf_counter() - started, 4), str(exc)))
+            if memo_key is not None:
+                roundtrip_memo.remember(name, memo_key, unsupported=str(exc))
+
         try:
             copy, failure = roundtrip.copy_with(name, copier, mod, stage, what)
         except roundtrip.Unsupported as exc:
-            records.append(CopierRecord(
-                name, "unsupported", round(time.perf_counter() - started, 4), str(exc)))
-            return None
+            return unsupported(exc)
         violation = failure or roundtrip.compare(mod, copy, name, stage, json_text, what)
         confirm = getattr(copier, "confirm", None)
         if violation and confirm is not None:
@@ -87,9 +96,7 @@ class CopyChecks:
             try:
                 copy, failure = roundtrip.copy_with(name, confirm, mod, stage, what)
             except roundtrip.Unsupported as exc:
-                records.append(CopierRecord(name, "unsupported", round(
-                    time.perf_counter() - started, 4), str(exc)))
-                return None
+                return unsupported(exc)
             violation = failure or roundtrip.compare(mod, copy, name, stage, json_text, what)
         records.append(CopierRecord(
             name, "lossy-roundtrip" if violation else "pass",

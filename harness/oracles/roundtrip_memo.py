@@ -6,8 +6,10 @@ of a small check); a model's report rows (its layouts, both paths) import one mo
 the suite guard meets the same modules in many tests. A module text that a built-in
 copier carried losslessly once is carried losslessly again by the same build, so the
 verdict is kept on disk, like a compiler cache: the key is the copier, the module's JSON
-text, this exact TVM build (`loading.build_identity`) and the oracles' own source. Only a
-lossless verdict is kept; a failure is recomputed every time, and an injected copier is never
+text, this exact TVM build (`loading.build_identity`) and the oracles' own source. Kept: a
+lossless verdict, and a copier's refusal to carry the module at all (`unsupported`, with its
+reason: TVMScript that cannot parse its own text was most of a warm suite guard's copies, made
+again every night). A failure is recomputed every time, and an injected copier is never
 remembered. `rm -r .harness-cache/roundtrip-memo` forgets everything.
 """
 from __future__ import annotations
@@ -58,13 +60,22 @@ def _entry(copier: str, key: str) -> str:
     return os.path.join(memo_dir(), _salt(), digest[:2], digest)
 
 
-def remembered(copier: str, key: str) -> bool:
-    """This build carried the module of `key` (module_key) losslessly with `copier` before."""
-    return os.path.exists(_entry(copier, key))
+def remembered(copier: str, key: str) -> str | None:
+    """What this build's `copier` did with the module of `key` (module_key) before: "" it
+    carried it losslessly, other text the reason it could not carry it at all
+    (unsupported); None: not remembered."""
+    try:
+        with open(_entry(copier, key), encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
 
 
-def remember(copier: str, key: str) -> None:
+def remember(copier: str, key: str, unsupported: str = "") -> None:
+    """Keep a lossless verdict, or with `unsupported` the copier's reason for refusing."""
     path = _entry(copier, key)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "a"):
-        pass
+    partial = f"{path}.{os.getpid()}.partial"   # shards and workers share the folder
+    with open(partial, "w", encoding="utf-8") as handle:
+        handle.write(unsupported)
+    os.replace(partial, path)

@@ -50,6 +50,13 @@ def _tvm_failed(call: classify.Call, kind: str, access_path: str, what: str,
                      pass_name=pass_name, **where)
 
 
+def _refused(name: str, reason: str, what: str) -> Violation:
+    """A copier that cannot carry the pass's module at all (TVMScript refusing its own
+    text): `unsupported` for that copier, the same words whether made now or remembered."""
+    return Violation(Outcome.UNSUPPORTED, STAGE, f"({name})", f"{reason} (the pass's {what})",
+                     phase=Phase.COPY, copier=name)
+
+
 @dataclasses.dataclass
 class TestRecord:
     """What the guard saw in one test."""
@@ -238,27 +245,33 @@ class SessionGuard:
         self.modules_copied += 1
         memo_key = roundtrip_memo.module_key(text, module) if self.memo else None
         for name, copier in self.copiers.items():
-            # A copy this build made losslessly of this very module before (another test
-            # file, last night's run) is not made again: the copiers are deterministic,
-            # and only a lossless verdict is kept. An injected copier is never remembered.
+            # A copy this build made of this very module before (another test file, last
+            # night's run) is not made again: the copiers are deterministic, and only a
+            # lossless verdict or a refusal is kept. An injected copier is never remembered.
             memo = self.memo and copier is roundtrip.COPIERS.get(name)
-            if memo and roundtrip_memo.remembered(name, memo_key):
+            known = roundtrip_memo.remembered(name, memo_key) if memo else None
+            if known is not None:
                 record.copies_remembered += 1
-                continue
-            violation = self._copy_with(name, copier, module, text, what)
+                violation = _refused(name, known, what) if known else None
+            else:
+                try:
+                    violation = self._copy_with(name, copier, module, text, what)
+                except roundtrip.Unsupported as exc:
+                    violation = _refused(name, str(exc), what)
+                    if memo:
+                        roundtrip_memo.remember(name, memo_key, unsupported=str(exc))
+                else:
+                    if violation is None and memo:
+                        roundtrip_memo.remember(name, memo_key)
             if violation is not None:
                 violation.pass_name = pass_name
                 record.violations.append(violation)
-            elif memo:
-                roundtrip_memo.remember(name, memo_key)
 
     def _copy_with(self, name, copier, module, text, what) -> Violation | None:
-        try:
-            copy, failure = roundtrip.copy_with(name, roundtrip.from_text(copier, text), module,
-                                                STAGE, what)
-        except roundtrip.Unsupported as exc:
-            return Violation(Outcome.UNSUPPORTED, STAGE, f"({name})", f"{exc} (the pass's {what})",
-                             phase=Phase.COPY, copier=name)
+        """The copy's violation, or None; raises roundtrip.Unsupported when the copier
+        cannot carry the module at all."""
+        copy, failure = roundtrip.copy_with(name, roundtrip.from_text(copier, text), module,
+                                            STAGE, what)
         if failure is not None:
             return failure
         compared = classify.Call.of(STAGE, roundtrip.compare, module, copy, name, STAGE, text,
