@@ -32,13 +32,8 @@ from harness.tvmapi.pass_guard import PassGuard, Watched
 from harness.tvmapi.pipelines import build
 
 
-@calls.pass_instrument
-class _NoOp:
-    def run_before_pass(self, mod, info):
-        pass
-
-    def run_after_pass(self, mod, info):
-        pass
+def _no_op(mod, info):
+    pass
 
 
 def main() -> int:
@@ -62,7 +57,7 @@ def main() -> int:
         instruments, config = [], {}
         guard = None
         if mode == "no-op":
-            instruments = [_NoOp()]
+            instruments = [calls.pass_instrument("NoOp", _no_op, _no_op)]
         if mode.startswith("guard"):
             guard = PassGuard(lambda event: None, eager=mode == "guard-eager")
             guard.begin_stage(name, [Watched("source", source), Watched("stage input", current)])

@@ -176,6 +176,12 @@ def cmd_passes(args) -> int:
 
 
 def _sweep(args) -> int:
+    cases = [] if args.list else catalog.select_for_run(args.cases)
+    if not any(case.needs_torch for case in cases):
+        # the parent imports TVM to list passes: as where torch is absent (2 s less), unless
+        # a case needs it; a door case's child imports torch all the same (isolate)
+        os.environ.setdefault(loading.WITHOUT_TORCH, "1")
+    loading.tvm()   # the harness's import, before a --register file's own `import tvm`
     if args.register:
         load_module(args.register, flag="--register")   # passes registered under test names
     selected = select(args.pass_, args.target)
@@ -188,7 +194,6 @@ def _sweep(args) -> int:
                 print(f"{entry['pass']:45} {entry['family']:5} {','.join(entry['points']):25} "
                       f"{entry['skipped'] or 'runs'}")
         return EXIT_PASS
-    cases = catalog.select_for_run(args.cases)
     if (args.resume or args.fresh or args.carry) and not args.out:
         raise BadInput("--resume, --fresh and --carry are about the rows journal of --out DIR: "
                        "give --out")

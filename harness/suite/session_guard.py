@@ -102,16 +102,9 @@ class SessionGuard:
             self.hook = None
 
     def _instrument(self):
-        session = self
-
-        @calls.pass_instrument
-        class HarnessSuiteGuard:
-            def run_before_pass(self, mod, info):
-                session._safely(session._before, mod, info)
-
-            def run_after_pass(self, mod, info):
-                session._safely(session._after, mod, info)
-        return HarnessSuiteGuard()
+        return calls.pass_instrument(
+            "HarnessSuiteGuard", lambda mod, info: self._safely(self._before, mod, info),
+            lambda mod, info: self._safely(self._after, mod, info))
 
     def _safely(self, step, mod, info) -> None:
         if not self.active or self.busy:

@@ -327,13 +327,7 @@ class PassGuard:
 
     def instrument(self):
         """This guard as a TVM PassInstrument object."""
-        guard = self
-
-        @calls.pass_instrument
-        class HarnessPassGuard:
-            def run_before_pass(self, mod, info):
-                guard._from_tvm(guard.run_before_pass, mod, info)
-
-            def run_after_pass(self, mod, info):
-                guard._from_tvm(guard.run_after_pass, mod, info)
-        return HarnessPassGuard()
+        return calls.pass_instrument(
+            "HarnessPassGuard",
+            lambda mod, info: self._from_tvm(self.run_before_pass, mod, info),
+            lambda mod, info: self._from_tvm(self.run_after_pass, mod, info))
