@@ -7,6 +7,7 @@ ci and nightly, with the example database in the harness cache folder.
 Registered at import: hypothesis's own plugin loads `--hypothesis-profile` in
 its pytest_configure, which runs after conftest files are imported.
 """
+import contextlib
 import os
 import sys
 
@@ -37,6 +38,16 @@ def pytest_configure(config):
         settings.load_profile(os.environ.get("HARNESS_HYPOTHESIS_PROFILE", "dev"))
 
 
+def pytest_sessionstart(session):
+    """A process that collects tests imports TVM first, the harness's way (torch hidden):
+    else the first test module's own `import tvm` imports torch too (2 s a worker). The
+    xdist controller collects nothing."""
+    if session.config.pluginmanager.has_plugin("dsession"):
+        return
+    with contextlib.suppress(loading.TVMUnavailable):   # the tests that need it say so
+        loading.tvm()
+
+
 DURATIONS = os.path.join(os.path.dirname(__file__), "tests", "durations.json")
 
 
@@ -60,6 +71,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.nightly)
     seconds = group_seconds(items, shards.read_durations(DURATIONS))
     items.sort(key=lambda item: -seconds[xdist_group(item)])
+
+
+@pytest.fixture(scope="session")
+def reproducer_runner():
+    """Reproducers (registered, or a test's repro.py) forked from one parent per pytest
+    process that imported TVM once, without torch on its path: as a user without torch
+    runs them (tests/reproducer_runner.py)."""
+    from helpers import NO_TORCH_DIR, without_torch
+    from reproducer_runner import Runner
+    started = Runner(dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [without_torch(NO_TORCH_DIR), os.environ.get("PYTHONPATH", "")])))
+    yield started
+    started.close()
 
 
 @pytest.fixture(autouse=True)

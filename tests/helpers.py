@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 from harness.catalog import cases as catalog
 from harness.options import Options
@@ -72,6 +73,7 @@ def seeded(name: str) -> str:
 
 
 NO_TORCH = 'raise ImportError("seeded: this python has no torch")\n'
+NO_TORCH_DIR = os.path.join(tempfile.gettempdir(), f"harness-no-torch-{os.getpid()}")
 
 
 def without_torch(folder) -> str:

@@ -8,29 +8,32 @@ exit code, in its own process (a crash kills only it). What this cannot see, a
 reproducer that needs a fresh interpreter, the nightly sees: it runs every reproducer
 in a new interpreter of every release set (tests/test_reproducers.py).
 
-`python reproducer_runner.py` is the parent: a JSON line {"path", "output"} in, the
-child's exit code out ({"code"}: negative for a signal, as subprocess reports it).
+`python reproducer_runner.py` is the parent: a JSON line {"path", "stdout", "stderr"} in
+(the files the child writes them to), the child's exit code out ({"code"}: negative for a
+signal, as subprocess reports it).
 """
 from __future__ import annotations
 
 import json
 import os
 import runpy
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 
 TIME_LIMIT = 600   # seconds a reproducer may run (subprocess.run's timeout before)
 
 
-def _run_child(path: str, output: str) -> None:
-    """In the forked child: the script as `__main__`, its output to `output`."""
-    descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    os.dup2(descriptor, 1)
-    os.dup2(descriptor, 2)
+def _run_child(path: str, stdout: str, stderr: str) -> None:
+    """In the forked child: the script as `__main__`, its output to those files."""
+    for stream, name in ((1, stdout), (2, stderr)):
+        os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), stream)
     os.chdir(os.path.dirname(path))
     sys.argv = [path]
+    sys.path[0] = os.path.dirname(path)   # as `python path` puts the script's folder first
     signal.alarm(TIME_LIMIT)
     code = 0
     try:
@@ -52,7 +55,7 @@ def serve() -> None:
         sys.stdout.flush()
         pid = os.fork()
         if pid == 0:
-            _run_child(request["path"], request["output"])
+            _run_child(request["path"], request["stdout"], request["stderr"])
         _, status = os.waitpid(pid, 0)
         print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
 
@@ -63,20 +66,27 @@ class Runner:
     def __init__(self, env: dict):
         self.process = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env)
+        self.folder = tempfile.mkdtemp(prefix="reproducer-output-")
 
-    def run(self, path: str, output: str) -> tuple[int, str]:
-        """(exit code, what it printed) of `python path`."""
-        self.process.stdin.write(json.dumps({"path": path, "output": output}) + "\n")
+    def run(self, path: str) -> tuple[int, str, str]:
+        """(exit code, stdout, stderr) of `python path`."""
+        streams = [os.path.join(self.folder, name) for name in ("stdout", "stderr")]
+        self.process.stdin.write(json.dumps(
+            {"path": os.path.abspath(path), "stdout": streams[0], "stderr": streams[1]}) + "\n")
         self.process.stdin.flush()
         answer = self.process.stdout.readline()
         if not answer:
             raise RuntimeError("the reproducer runner died")
-        with open(output) as handle:
-            return json.loads(answer)["code"], handle.read()
+        printed = []
+        for name in streams:
+            with open(name, errors="replace") as handle:
+                printed.append(handle.read())
+        return json.loads(answer)["code"], *printed
 
     def close(self) -> None:
         self.process.stdin.close()
         self.process.wait(timeout=30)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,6 @@ drawn program builds and is well formed; a seeded fault only a scan or reduction
 found and shrunk by this generator, while the conv/layout generator never makes those ops.
 The probe over every op and the rarer seeded fault (one op among 190) are nightly.
 """
-import subprocess
-import sys
 
 import pytest
 import seeded_ops
@@ -200,14 +198,13 @@ def test_a_seeded_reduction_fault_is_found_and_shrunk_by_the_op_generator(
 
 @pytest.mark.nightly   # ~100 s: one op of 183 found, shrunk, its reproducer run; 40 old graphs
 def test_a_seeded_cumsum_fault_is_found_by_the_op_generator_only(
-        tmp_path, only_the_seeded_fault_is_news):
+        tmp_path, only_the_seeded_fault_is_news, reproducer_runner):
     options = _seeded_options("fail_on_cumsum")
     outcome = fuzz.run(400, seed=0, options=options, out_dir=str(tmp_path), generator="ops")
     _found_and_shrunk(outcome, most=3)
     assert outcome.spec.ops().count("relax.cumsum") == 1, outcome.spec
-    proc = subprocess.run([sys.executable, outcome.reproducer], capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    code, printed, errors = reproducer_runner.run(outcome.reproducer)
+    assert code == 1, printed + errors
     old = fuzz.run(40, seed=0, options=options, out_dir=str(tmp_path))
     assert old.failure is None and old.examples == 40
 

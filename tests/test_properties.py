@@ -67,29 +67,24 @@ def test_the_steering_signal_counts_the_layout_conversions_convert_layout_insert
     assert counts["none"] == [], counts     # no desired layout: no convert-layout stage
 
 
-def _run_reproducer(path):
-    proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=600)
-    return proc.returncode, proc.stdout
-
-
-def test_seeded_mutating_pass_is_found_shrunk_and_reproduced(tmp_path):
+def test_seeded_mutating_pass_is_found_shrunk_and_reproduced(tmp_path, reproducer_runner):
     # Injected first, so each shrink step stops at the first stage (fail-fast).
     options = Options(inject_pass=seeded("mutate_in_place"),
                       inject_before="decompose-ops-for-inference")
     outcome = fuzz.run(40, seed=0, options=options, out_dir=str(tmp_path))
     assert outcome.failure is not None and outcome.violation.kind == "mutated"
     assert len(outcome.spec.layers) == 1, outcome.spec   # shrunk to the smallest graph
-    code, out = _run_reproducer(outcome.reproducer)
+    code, out, _ = reproducer_runner.run(outcome.reproducer)
     assert code == 1, out
     assert "reproduces: pass injected mutated the module it was given, in place" in out
 
 
-def test_seeded_lossy_field_is_found_shrunk_and_reproduced(tmp_path):
+def test_seeded_lossy_field_is_found_shrunk_and_reproduced(tmp_path, reproducer_runner):
     copier = f"{SEEDED}:change_string_field('relax.attrs.Conv2DAttrs', 'data_layout', 'NHWC')"
     outcome = fuzz.run(60, seed=0, copier=copier, out_dir=str(tmp_path))
     assert outcome.failure is not None and outcome.violation.kind == "lossy-roundtrip"
     assert [layer.op for layer in outcome.spec.layers] == ["conv"], outcome.spec
-    code, out = _run_reproducer(outcome.reproducer)
+    code, out, _ = reproducer_runner.run(outcome.reproducer)
     assert code == 1, out
     assert "copy differs" in out
 
@@ -142,12 +137,6 @@ def test_subnormal_float_attrs_survive_deepcopy():
     obj = reflection.make_object("relax.attrs.BatchNormAttrs", axis=1, epsilon=1e-5, center=True,
                              scale=True, momentum=2.2250738585072034e-309, training=False)
     assert attrs_check.round_trip_difference(obj) is None
-
-
-def test_subnormal_reproducer_matches_the_registry():
-    proc = subprocess.run([sys.executable, "cases/reproducers/attrs_subnormal_float.py"],
-                          capture_output=True, text=True, cwd=SEEDED.rsplit("/tests/", 1)[0])
-    assert proc.returncode == (1 if _SUBNORMAL else 0), proc.stdout + proc.stderr
 
 
 @pytest.mark.nightly   # 8 s of CLI; the attrs sweep itself is tested in-process above

@@ -2,8 +2,6 @@
 short standalone reproducer that exits 1 where the failure reproduces."""
 import json
 import os
-import subprocess
-import sys
 
 import onnx
 import pytest
@@ -27,19 +25,20 @@ def _tvmscript_lines(repro: str) -> int:
     return len([line for line in text[start:end].splitlines()[1:-1] if line.strip()])
 
 
-def _run(repro: str):
-    proc = subprocess.run([sys.executable, repro], capture_output=True, text=True, timeout=300)
-    return proc.returncode, proc.stdout
+def _printed(ran) -> tuple[int, str]:
+    """(exit code, stdout and stderr) of a reproducer_runner run."""
+    code, stdout, stderr = ran
+    return code, stdout + stderr
 
 
-def test_reduce_a_catalog_finding_to_a_short_reproducer(tmp_path):
+def test_reduce_a_catalog_finding_to_a_short_reproducer(tmp_path, reproducer_runner):
     code, out, err = cli("reduce", "conv-sum-nhwc", "--out", str(tmp_path), "--budget", "300")
     assert code == 1, out + err
     repro = tmp_path / "repro.py"
     assert _tvmscript_lines(str(repro)) <= TVMSCRIPT_LINE_GOAL
-    assert _run(str(repro)) == (1, "reproduces: convert-layout raised InternalError: Check "
-                                   "failed: (res != std::string::npos) is false: Invalid "
-                                   "SLayout:can't find S in source layoutABCDE\n")
+    assert reproducer_runner.run(repro)[:2] == (
+        1, "reproduces: convert-layout raised InternalError: Check failed: (res != "
+           "std::string::npos) is false: Invalid SLayout:can't find S in source layoutABCDE\n")
     state = json.loads((tmp_path / "reduce-state.json").read_text())
     assert state["nodes"] < state["original_nodes"]
     assert state["signature"]["stage"] == "convert-layout"
@@ -48,7 +47,8 @@ def test_reduce_a_catalog_finding_to_a_short_reproducer(tmp_path):
 # Nightly: ~12 s of crashing children; the default run keeps the crash verdict
 # (test_isolation) and a reduction to a short reproducer (above).
 @pytest.mark.nightly
-def test_a_crash_while_reducing_is_a_data_point_and_the_crash_is_reduced(tmp_path):
+def test_a_crash_while_reducing_is_a_data_point_and_the_crash_is_reduced(
+        tmp_path, reproducer_runner):
     code, out, err = cli("reduce", "conv-reshape-concat", "--out", str(tmp_path), "--budget", "300")
     assert code == 0 and "nothing to reduce" in out   # a passing case is not reduced
     code, out, err = cli("check", "conv-reshape-concat", "--inject-pass", seeded("abort"),
@@ -58,7 +58,7 @@ def test_a_crash_while_reducing_is_a_data_point_and_the_crash_is_reduced(tmp_pat
     assert state["signature"]["kind"] == "crash"
     assert state["nodes"] == 1, state
     # the final check died too: a second child only wrote the reproducer
-    code, out = _run_repro(tmp_path / "crash" / "repro.py")
+    code, out = _printed(reproducer_runner.run(tmp_path / "crash" / "repro.py"))
     assert code == 1 and "killed the process (signal 6)" in out, out
 
 
@@ -122,14 +122,9 @@ def test_node_drops_stay_in_place_after_a_drop_and_never_recheck_a_candidate(tmp
     assert reducer.state.candidates == before
 
 
-def _run_repro(path):
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                          timeout=300, cwd=os.path.dirname(str(path)))
-    return proc.returncode, proc.stdout + proc.stderr
-
-
 @pytest.mark.nightly   # 11 s: a reduction of an import failure and two repro.py runs
-def test_an_import_failures_reproducer_reproduces_and_goes_green_when_fixed(tmp_path):
+def test_an_import_failures_reproducer_reproduces_and_goes_green_when_fixed(
+        tmp_path, reproducer_runner):
     """Once printed a raw traceback (KeyError: 'import') and said "reproduces" for a model
     that imports fine."""
     from harness.runner import reproducer
@@ -138,17 +133,17 @@ def test_an_import_failures_reproducer_reproduces_and_goes_green_when_fixed(tmp_
     path = reproducer.write(str(tmp_path), violation=refused, options=Options(),
                             versions={}, command="test",
                             model=catalog.resolve("node-constant_pad").model())
-    code, out = _run_repro(path)
+    code, out = _printed(reproducer_runner.run(path))
     assert code == 1 and "reproduces: the ONNX frontend raised" in out, out
     # "fixed upstream": a model the frontend imports in its place
     onnx.save(catalog.resolve("Conv2d").model(), str(tmp_path / "model.onnx"))
-    code, out = _run_repro(path)
+    code, out = _printed(reproducer_runner.run(path))
     assert code == 0 and "does not reproduce: the model imports" in out, out
 
 
 @pytest.mark.in_process_tvm
 @pytest.mark.nightly   # waits out a deadline (7 s)
-def test_a_hang_reproducer_waits_for_its_deadline_and_says_so(tmp_path):
+def test_a_hang_reproducer_waits_for_its_deadline_and_says_so(tmp_path, reproducer_runner):
     """Once reused the crash template's blocking waitpid: it waited forever."""
     from harness.runner import reproducer
     from harness.tvmapi import calls, loading
@@ -158,12 +153,12 @@ def test_a_hang_reproducer_waits_for_its_deadline_and_says_so(tmp_path):
     path = reproducer.write(str(tmp_path), violation=hang, options=options,
                             versions=loading.versions(), command="test", module=module,
                             deadline=1)
-    code, out = _run_repro(path)
+    code, out = _printed(reproducer_runner.run(path))
     assert code == 1 and "did not finish within 1 s" in out, out
 
 
 @pytest.mark.in_process_tvm
-def test_a_module_func_hook_is_embedded_in_its_reproducer(tmp_path):
+def test_a_module_func_hook_is_embedded_in_its_reproducer(tmp_path, reproducer_runner):
     """`--inject-pass seeded:mutate_in_place` (a module name, not a file) once crashed the
     reproducer writer with FileNotFoundError."""
     from harness.runner import reproducer
@@ -174,5 +169,5 @@ def test_a_module_func_hook_is_embedded_in_its_reproducer(tmp_path):
     path = reproducer.write(str(tmp_path), violation=mutation, options=options,
                             versions=loading.versions(), command="test", module=module)
     assert "def mutate_in_place" in open(path).read()   # the hook module's source, embedded
-    code, out = _run_repro(path)
+    code, out = _printed(reproducer_runner.run(path))
     assert code == 1 and "reproduces" in out, out

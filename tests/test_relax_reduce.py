@@ -4,8 +4,6 @@ bindings and a repro.py that reproduces, through an interruption and --resume. I
 of `main` are tested in test_relax_edit.py."""
 import json
 import os
-import subprocess
-import sys
 
 from helpers import cli_here, seeded
 
@@ -120,7 +118,7 @@ class Module:
 '''
 
 
-def test_a_relax_module_reduces_to_the_failing_bindings_and_resumes(tmp_path):
+def test_a_relax_module_reduces_to_the_failing_bindings_and_resumes(tmp_path, reproducer_runner):
     module = tmp_path / "attention.py"
     module.write_text(MODULE)
     out = tmp_path / "out"
@@ -142,11 +140,10 @@ def test_a_relax_module_reduces_to_the_failing_bindings_and_resumes(tmp_path):
     assert "21 Relax bindings -> 2 Relax bindings" in stdout, stdout
     best = (out / "best.py").read_text()
     assert "R.matmul" in best and "R.nn.softmax" in best and "R.tanh" not in best
-    proc = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True,
-                          text=True, timeout=300, cwd=str(out))
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("reproduces: injected raised ValueError: seeded failure: "
-                                  "softmax of a matmul"), proc.stdout
+    code, printed, errors = reproducer_runner.run(out / "repro.py")
+    assert code == 1, printed + errors
+    assert printed.startswith("reproduces: injected raised ValueError: seeded failure: "
+                              "softmax of a matmul"), printed
     assert os.path.exists(out / "reproducer.json")
 
 

@@ -9,18 +9,15 @@ the registry) or the reproducer rotted: both must be looked at.
 import os
 import subprocess
 import sys
-import tempfile
 
 import pytest
-from helpers import ROOT, cli_here, without_torch
+from helpers import NO_TORCH_DIR, ROOT, cli_here, without_torch
 from reproducer_runner import Runner
 
 from harness.catalog import known_issues
 from harness.tvmapi import loading
 from harness.versions import envs
 from harness.versions.releases import release_sets
-
-NO_TORCH_DIR = os.path.join(tempfile.gettempdir(), f"harness-no-torch-{os.getpid()}")
 
 
 def _entries_by_reproducer():
@@ -46,7 +43,8 @@ def _answers_as_registered(reproducer, issues, python: str, versions: dict,
     if not needs_torch:   # as a user without torch runs it
         env["PYTHONPATH"] = without_torch(NO_TORCH_DIR)
     if runner is not None and not needs_torch:
-        code, printed = runner.run(path, os.path.join(NO_TORCH_DIR, "reproducer-output.txt"))
+        code, stdout, stderr = runner.run(path)
+        printed = stdout + stderr[-2000:]
     else:
         proc = subprocess.run([python, path], capture_output=True, text=True, timeout=600,
                               cwd=os.path.dirname(path), env=env)
@@ -61,23 +59,14 @@ def _answers_as_registered(reproducer, issues, python: str, versions: dict,
     assert ("reproduces" if expected else "does not reproduce") in printed
 
 
-@pytest.fixture(scope="session")
-def runner():
-    """One parent per pytest process, without torch on its path, as the reproducers run."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [without_torch(NO_TORCH_DIR), os.environ.get("PYTHONPATH", "")]))
-    started = Runner(env)
-    yield started
-    started.close()
-
-
 REPRODUCERS = sorted(_entries_by_reproducer().items())
 NAMES = [os.path.basename(reproducer) for reproducer, _ in REPRODUCERS]
 
 
 @pytest.mark.parametrize("reproducer, issues", REPRODUCERS, ids=NAMES)
-def test_reproducer_answers_as_registered(reproducer, issues, runner):
-    _answers_as_registered(reproducer, issues, sys.executable, loading.versions(), runner)
+def test_reproducer_answers_as_registered(reproducer, issues, reproducer_runner):
+    _answers_as_registered(reproducer, issues, sys.executable, loading.versions(),
+                           reproducer_runner)
 
 
 @pytest.mark.nightly
