@@ -14,6 +14,7 @@ import sys
 
 from harness.cli.options import positive_int
 from harness.process.isolate import describe_death
+from harness.tvmapi import loading
 from harness.verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput, Outcome
 
 
@@ -27,6 +28,7 @@ def _print_row(row) -> None:
 
 
 def cmd_attrs(args) -> int:
+    loading.torch_not_needed()   # attrs objects built from their schemas only
     if not args.in_process:
         argv = [sys.executable, "-m", "harness", "attrs", "--in-process",
                 "--examples", str(args.examples)] + (["--json"] if args.json else [])
@@ -41,7 +43,7 @@ def cmd_attrs(args) -> int:
         return proc.returncode
     try:
         from harness.oracles import attrs_sweep as attrs_check
-        from harness.tvmapi import loading, reflection
+        from harness.tvmapi import reflection
     except ImportError as exc:   # hypothesis is a test extra
         raise BadInput(f"the attrs sweep needs hypothesis ({exc}); pip install -e '.[test]'") \
             from None

@@ -282,6 +282,7 @@ def _onnx_model(spec):
 
 def cmd_fuzz(args) -> int:
     output_dir(args.out)
+    loading.torch_not_needed()   # generated ONNX graphs and Relax programs only
     options = Options(target=args.target, inject_pass=args.inject_pass,
                       inject_before=args.inject_before, path=args.path)
     try:

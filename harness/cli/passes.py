@@ -177,10 +177,8 @@ def cmd_passes(args) -> int:
 
 def _sweep(args) -> int:
     cases = [] if args.list else catalog.select_for_run(args.cases)
-    if not any(case.needs_torch for case in cases):
-        # the parent imports TVM to list passes: as where torch is absent (2 s less), unless
-        # a case needs it; a door case's child imports torch all the same (isolate)
-        os.environ.setdefault(loading.WITHOUT_TORCH, "1")
+    if not any(case.needs_torch for case in cases):   # the parent imports TVM to list passes
+        loading.torch_not_needed()
     loading.tvm()   # the harness's import, before a --register file's own `import tvm`
     if args.register:
         load_module(args.register, flag="--register")   # passes registered under test names

@@ -27,6 +27,12 @@ class WrongTVM(Exception):
 WITHOUT_TORCH = "HARNESS_WITHOUT_TORCH"
 
 
+def torch_not_needed() -> None:
+    """This process and its children will not use the PyTorch door: they import TVM as
+    where torch is not installed (a door case's child imports it all the same: isolate)."""
+    os.environ.setdefault(WITHOUT_TORCH, "1")
+
+
 @contextlib.contextmanager
 def _torch_hidden():
     """tvm_ffi imports torch whenever it is installed (a workaround of theirs for a symbol
