@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 from packaging.version import Version
 
-from tests.helpers import ROOT
+from tests.helpers import NO_TORCH_DIR, ROOT, without_torch
 
 CLEAN_SUITE = os.path.join(ROOT, "tests", "data", "clean_relax_suite")
 
@@ -119,7 +119,9 @@ def suite(tmp_path):
 
 
 def _pytest(folder, *args, cases=None):
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    """The throwaway suite's own pytest run, where torch is not installed (its tests import
+    tvm directly, and tvm_ffi would import torch: 2 s a process)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([without_torch(NO_TORCH_DIR), ROOT]))
     env.pop("HARNESS_CASES", None)
     if cases:
         env["HARNESS_CASES"] = str(cases)
