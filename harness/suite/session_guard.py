@@ -241,26 +241,31 @@ class SessionGuard:
             # A copy this build made of this very module before (another test file, last
             # night's run) is not made again: the copiers are deterministic, and only a
             # lossless verdict or a refusal is kept. An injected copier is never remembered.
-            memo = self.memo and copier is roundtrip.COPIERS.get(name)
-            known = roundtrip_memo.remembered(name, memo_key) if memo else None
+            key = memo_key if copier is roundtrip.COPIERS.get(name) else None
+            known = roundtrip_memo.remembered(name, key) if key else None
             if known is not None:
                 record.copies_remembered += 1
                 violation = _refused(name, known, what) if known else None
             else:
-                try:
-                    violation = self._copy_with(name, copier, module, text, what)
-                except roundtrip.Unsupported as exc:
-                    violation = _refused(name, str(exc), what)
-                    if memo:
-                        roundtrip_memo.remember(name, memo_key, unsupported=str(exc))
-                else:
-                    if violation is None and memo:
-                        roundtrip_memo.remember(name, memo_key)
+                violation = self._copy_with(name, copier, module, text, what, key)
             if violation is not None:
                 violation.pass_name = pass_name
                 record.violations.append(violation)
 
-    def _copy_with(self, name, copier, module, text, what) -> Violation | None:
+    def _copy_with(self, name, copier, module, text, what, memo_key) -> Violation | None:
+        """The copy's violation, or None. A lossless copy, or the copier's refusal to carry
+        the module at all, is remembered under `memo_key` (None: not remembered)."""
+        try:
+            violation = self._compared_copy(name, copier, module, text, what)
+        except roundtrip.Unsupported as exc:
+            if memo_key:
+                roundtrip_memo.remember(name, memo_key, unsupported=str(exc))
+            return _refused(name, str(exc), what)
+        if violation is None and memo_key:
+            roundtrip_memo.remember(name, memo_key)
+        return violation
+
+    def _compared_copy(self, name, copier, module, text, what) -> Violation | None:
         """The copy's violation, or None; raises roundtrip.Unsupported when the copier
         cannot carry the module at all."""
         copy, failure = roundtrip.copy_with(name, roundtrip.from_text(copier, text), module,
