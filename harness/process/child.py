@@ -30,12 +30,34 @@ CRASH_INPUT = "crash-input.json"
 
 
 def _writer(path: str):
-    handle = open(path, "a", buffering=1)
+    """One write(2) per event, straight to the file (no Python buffer to flush): a line is
+    in the log before the work it announces starts, so a SIGKILL loses nothing written.
+    A guarded stage writes two lines per pass application (light_resnet50: 44,000)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def emit(event: dict) -> None:
-        handle.write(json.dumps(event) + "\n")
-        handle.flush()
+        line = memoryview((_encode(event) + "\n").encode())
+        while line:
+            line = line[os.write(descriptor, line):]
     return emit
+
+
+def _json_encoder():
+    """json.dumps, made once: dumps builds its C encoder again at every call, half of
+    the time of a small event's line. Plain JSON either way (events are plain data)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:   # no C accelerator: the standard call
+        return json.dumps
+    # dumps's own arguments to it, but no circular-reference bookkeeping
+    chunks = make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
+                  None, ": ", ", ", False, False, True)
+    probe = {"event": "probe", "index": 1, "seconds": 0.5, "name": "é\"", "raised": False}
+    if "".join(chunks(probe, 0)) != json.dumps(probe):   # another CPython's encoder
+        return json.dumps
+    return lambda event: "".join(chunks(event, 0))
+
+
+_encode = _json_encoder()
 
 
 def run_spec(spec: dict, emit, workdir: str) -> Result:
