@@ -11,7 +11,7 @@ from helpers import seeded as seeded_spec
 
 from harness.catalog import cases as catalog
 from harness.oracles.fingerprint import Fingerprint
-from harness.tvmapi import calls
+from harness.tvmapi import calls, structure
 
 pytestmark = pytest.mark.in_process_tvm
 
@@ -104,6 +104,25 @@ def test_span_only_mutation_is_caught_and_named(before):
     assert result.verdict == "mutated", result.violations
     (violation,) = _mutations(result)
     assert (violation.stage, violation.pass_name) == ("injected", "SeededSpanPass")
+
+
+def test_a_deep_span_write_is_seen_by_the_source_json_check_alone():
+    """A span written through a field setter deep inside the source's `main`: no identity
+    map and no structural hash (the per-pass guard's, the stage guard's) moves. The
+    source's JSON text, taken again at the end of the path, is the one check that sees
+    it (the serialization it costs is kept for this), and its replay names the pass."""
+    mod = calls.from_onnx(catalog.resolve(SMALL_CASE).model())
+    fingerprint = Fingerprint.of(mod, with_json=True)
+    identity = structure.module_identity(mod)
+    seeded.respan_a_call_through_its_field(mod)
+    assert not fingerprint.hash_changed(mod)
+    assert not structure.identity_changes(identity, structure.module_identity(mod))
+    assert fingerprint.changed_path(mod) is not None
+    result = run_in_process(inject_pass=seeded_spec("deep_span_pass"),
+                            inject_before="decompose-ops-for-inference")
+    (violation,) = _mutations(result)
+    assert (violation.stage, violation.pass_name) == ("injected", "SeededDeepSpanPass")
+    assert "outside structural equality" in violation.detail, violation
 
 
 def test_mutation_of_the_source_itself_is_blamed_on_that_stage():
