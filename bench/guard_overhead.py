@@ -22,6 +22,7 @@ it. Then the child start-up: a fresh interpreter per check (HARNESS_WARM=0) agai
 warm fork server, on a small case.
 
 Usage: python bench/guard_overhead.py [CASE ...] [--paths extract,compile] [--repeat N]
+       [--in-process]
 """
 from __future__ import annotations
 
@@ -29,11 +30,13 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from harness.options import Options
+from harness.process.child import event_writer, run_spec
 from harness.process.isolate import run_isolated
 
 MODES = {
@@ -43,23 +46,36 @@ MODES = {
 }
 
 
-def timed(case: str, **options) -> tuple[float, object]:
+def timed(case: str, in_process: bool = False, **options) -> tuple[float, object]:
+    """(seconds, result) of one check: the wall time of a child, as users run it, or with
+    `in_process` the CPU time of the check in this process (no child, and time the machine
+    gives to other work is not counted: a child's wall time here moved by 10 % between
+    runs minutes apart)."""
+    if in_process:
+        with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
+            emit = event_writer(os.path.join(folder, "events.jsonl"))
+            started = time.process_time()
+            result = run_spec({"case": case, "options": Options(**options).to_json()}, emit,
+                              folder)
+            return time.process_time() - started, result
     started = time.monotonic()
     result = run_isolated(case, Options(**options), timeout=3600)
     return time.monotonic() - started, result
 
 
-def guard_table(cases, paths, repeat) -> None:
+def guard_table(cases, paths, repeat, in_process: bool = False) -> None:
+    print(("CPU seconds in this process" if in_process else "wall seconds of a child")
+          + f", the fastest of {repeat}")
     print(f"{'case':<16} {'path':<8} {'bare s':>8} {'stage s':>8} {'per-pass s':>10} "
           f"{'pass/stage':>10} {'check/bare':>10} {'passes':>7}  verdict")
     for case in cases:
         for path in paths:
             walls = {mode: [] for mode in MODES}
             passes, verdict = 0, ""
-            timed(case, path=path, **MODES["per-pass"])   # outside the measurement
+            timed(case, in_process, path=path, **MODES["per-pass"])   # not measured
             for _ in range(repeat):
                 for mode, flags in MODES.items():
-                    wall, result = timed(case, path=path, **flags)
+                    wall, result = timed(case, in_process, path=path, **flags)
                     walls[mode].append(wall)
                     if mode == "per-pass":
                         passes, verdict = len(result.passes), result.verdict
@@ -87,9 +103,13 @@ def main() -> int:
                         help="comma-separated: extract, compile, tune (tune takes minutes)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--warm-case", default="conv-reshape-concat")
+    parser.add_argument("--in-process", action="store_true",
+                        help="CPU time of each check in this process instead of a child's "
+                             "wall time (steadier on a shared machine; no child table)")
     args = parser.parse_args()
-    guard_table(args.cases, args.paths.split(","), args.repeat)
-    warm_table(args.warm_case, max(args.repeat, 5))
+    guard_table(args.cases, args.paths.split(","), args.repeat, args.in_process)
+    if not args.in_process:
+        warm_table(args.warm_case, max(args.repeat, 5))
     return 0
 
 

@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness.process.child import _writer
+from harness.process.child import event_writer
 from harness.tvmapi import calls, ir
 from harness.tvmapi.loading import tvm
 from harness.tvmapi.pass_guard import PassGuard, Watched
@@ -52,7 +52,7 @@ def main() -> int:
     sequence = tvm().transform.Sequential([tvm().relax.transform.Normalize()] * args.passes)
     applications = args.rounds * (args.passes + 1)   # the Sequential is one too
     with tempfile.TemporaryDirectory(prefix="harness-bench-") as folder:
-        emit = _writer(os.path.join(folder, "events.jsonl"))
+        emit = event_writer(os.path.join(folder, "events.jsonl"))
 
         def per_application(mode: str) -> float:
             guard, instruments = None, []

@@ -29,7 +29,7 @@ from harness.verdict import BadInput, Outcome, Phase, Result, StageRecord, Viola
 CRASH_INPUT = "crash-input.json"
 
 
-def _writer(path: str):
+def event_writer(path: str):
     """One write(2) per event, straight to the file (no Python buffer to flush): a line is
     in the log before the work it announces starts, so a SIGKILL loses nothing written.
     A guarded stage writes two lines per pass application (light_resnet50: 44,000)."""
@@ -135,7 +135,7 @@ def write_reproducer(request: dict, model, options: Options, result: Result,
 def run(spec_path: str, events_path: str) -> int:
     with open(spec_path) as handle:
         spec = json.load(handle)
-    emit = _writer(events_path)
+    emit = event_writer(events_path)
     # First, so that a parent reading the log of a crashed child knows what crashed.
     emit({"event": "start", **loading.versions()})
     try:
