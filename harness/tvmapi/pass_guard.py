@@ -48,7 +48,7 @@ import os
 import time
 from typing import Callable
 
-from harness.classify import Call, HarnessBug, raise_if_ours
+from harness.classify import Call, HarnessBug
 from harness.tvmapi import calls, copiers, structure
 from harness.tvmapi.seen_pieces import Piece, SeenPieces, piece_hash
 from harness.verdict import PassRecord
@@ -319,15 +319,13 @@ class PassGuard:
         the pass running), and the guard stops for the rest of the stage."""
         if self.bug is not None or self.tvm_error is not None:
             return
-        try:   # Call.of's rule without its record: two of these a pass application
-            step(mod, info)
-        except Exception as exc:  # noqa: BLE001 - decided by classify, as Call.of does
-            try:
-                raise_if_ours(exc, self.stage)
-            except HarnessBug as bug:
-                self.bug = bug
-                return
-            self.tvm_error = (exc, self.running())
+        try:
+            called = Call.of(self.stage, step, mod, info)
+        except HarnessBug as bug:
+            self.bug = bug
+            return
+        if not called.ok:
+            self.tvm_error = (called.error, self.running())
 
     def instrument(self):
         """This guard as a TVM PassInstrument object."""
