@@ -77,7 +77,7 @@ def _args(**kw):
 
 def _run(repo, tmp_path, probe, old, new, **kw):
     journal = bisect.State(str(tmp_path / "journal.json"))
-    run = cli._Run(str(repo), journal, probe)
+    run = cli.CommitSearch(str(repo), journal, probe)
     return run, run.bisect("gs.py", old, new, _args(**kw))
 
 
@@ -176,12 +176,30 @@ def test_with_match_the_ends_are_taken_as_given_and_the_answer_proven_by_its_par
     # the binary search's answer is checked against its parent too, even at an end
     late = ToyProbe(commits, first_bad=19)
     journal = bisect.State(str(tmp_path / "late.json"))
-    code = cli._Run(str(repo), journal, late).bisect(
+    code = cli.CommitSearch(str(repo), journal, late).bisect(
         "gs.py", commits[0], commits[-1], _args(match="error:import:*", no_suspects=True))
     assert code == 0 and commits[18] in late.seen and commits[19] in late.seen
     # ends that were wrong show: the answer does not stand on its parent
     wrong = ToyProbe(commits, first_bad=0)
     journal = bisect.State(str(tmp_path / "wrong.json"))
-    code = cli._Run(str(repo), journal, wrong).bisect(
+    code = cli.CommitSearch(str(repo), journal, wrong).bisect(
         "gs.py", commits[0], commits[-1], _args(match="error:import:*", no_suspects=True))
     assert code == 2 and "not proven" in capsys.readouterr().out
+
+
+def test_stored_builds_narrow_the_range_before_anything_is_compiled(history, tmp_path):
+    """With builds stored for commits 4, 8 and 16, the search decides among them first (no
+    compile), then only between the two they leave: 8 and 16."""
+    repo, commits = history
+    probe = ToyProbe(commits, first_bad=12)
+    journal = bisect.State(str(tmp_path / "journal.json"))
+    search_run = cli.CommitSearch(str(repo), journal, probe)
+    stored = {commits[4], commits[8], commits[16]}
+    terms = search.Terms(bisect.Judge(Pattern.parse(FAILURE + "*")))
+    culprit, skipped = search_run.locate(commits[0], commits[1:], terms, [], use_suspects=False,
+                                         built=stored.__contains__)
+    assert culprit == commits[12] and not skipped
+    first = [commit for commit in probe.seen if commit in stored]
+    assert probe.seen[:len(first)] == first            # the stored ones first
+    rest = [commits.index(commit) for commit in probe.seen[len(first):]]
+    assert rest and all(8 < index < 16 for index in rest)

@@ -529,3 +529,26 @@ def test_an_error_announcing_its_next_line_keeps_it_and_the_registry_tells_them_
     assert known.status == "known", known.unknown
     assert known.known[0][1].id.startswith("llvm-bool-arithmetic-unlowered")
     assert judged(detail.replace("FCmp", "ICmp")).status == "new"
+
+
+def test_a_field_written_into_an_entry_changes_that_entry_alone(tmp_path):
+    """What `watch --record` writes: a field after the entry's id, a list replaced whole
+    (even across lines), the newest measurement first; the rest of the file as it was."""
+    import tomllib
+
+    from harness.catalog import registry_edit
+    text = ('# a comment\n[[issue]]\nid = "one"\ncase = "*"\nverdict = "mutated"\n'
+            'measured_on = ["0.27: reproduces",\n    "0.26: reproduces"]\n\n'
+            '[[issue]]\nid = "two"  # the second\ncase = "*"\nverdict = "error"\n')
+    (tmp_path / "known_issues.toml").write_text(text)
+    registry_edit.set_field(str(tmp_path), "two", "introduced_by", "abc123 [Relax] A title")
+    registry_edit.prepend(str(tmp_path), "one", "measured_on", "main @ 5d4dc87213: reproduces")
+    registry_edit.prepend(str(tmp_path), "one", "measured_on", "0.26: reproduces")
+    written = (tmp_path / "known_issues.toml").read_text()
+    entries = {entry["id"]: entry for entry in tomllib.loads(written)["issue"]}
+    assert entries["two"]["introduced_by"] == "abc123 [Relax] A title"
+    assert entries["one"]["measured_on"] == ["0.26: reproduces", "main @ 5d4dc87213: reproduces",
+                                             "0.27: reproduces"]
+    assert written.startswith("# a comment\n") and 'id = "two"  # the second' in written
+    with pytest.raises(BadInput, match="no entry with id 'three'"):
+        registry_edit.set_field(str(tmp_path), "three", "fixed_by", "x")

@@ -168,3 +168,34 @@ def test_our_tests_set_up_no_fixture_per_module():
                  and re.search(r"scope\s*=\s*[\"'](module|class|package)[\"']",
                                open(os.path.join(tests, name)).read())]
     assert not offenders, offenders
+
+
+def test_the_nightly_shard_job_is_one_command_a_person_runs_here():
+    """The workflow's shard steps call `nightly-shard` (its options parse as the CLI's), and
+    what it runs is the shard's whole work: both report paths, the sweep, the fuzz, and the
+    device-free targets on the first shard only."""
+    import shlex
+
+    import yaml
+
+    from harness.cli.main import build_parser
+    with open(os.path.join(ROOT, ".github", "workflows", "nightly.yml")) as handle:
+        steps = yaml.safe_load(handle)["jobs"]["shard"]["steps"]
+    runs = [step["run"] for step in steps if "nightly-shard" in step.get("run", "")]
+    assert len(runs) == 2
+    for run in runs:
+        text = run.split("testenv.commands=")[-1].strip('"\n ')
+        text = text[text.index("python -m harness"):].replace("\\\n", " ")
+        argv = shlex.split(text.replace("${{ matrix.shard }}", "3").replace("$SHARD", "3/16")
+                           .replace("$OUT", "out").rstrip('"'))
+        args = build_parser().parse_args(argv[3:])
+        assert args.command == "nightly-shard" and args.carry == "carry"
+
+    def planned(shard):
+        proc = subprocess.run([sys.executable, "-m", "harness", "nightly-shard", shard, "--out",
+                               "o", "--dry-run"], capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        return [line.split(":")[0] for line in proc.stdout.splitlines()]
+    assert planned("1/16") == ["report", "report-compile", "passes"] + ["targets"] * 5 + \
+        ["fuzz", "fuzz"]
+    assert planned("2/16") == ["report", "report-compile", "passes", "fuzz", "fuzz"]

@@ -102,6 +102,9 @@ def register(sub) -> None:
                          help="kept across steps and runs (default TVM_CHECKOUT/build)")
     commits.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 2)
     commits.add_argument("--no-ccache", action="store_true")
+    commits.add_argument("--store", metavar="DIR", default=None,
+                         help="a build store (`watch --store`): its commits are decided first, "
+                              "compiling nothing; new builds are kept there")
     commits.add_argument("--suspect", action="append", metavar="WORD",
                          help="commits whose diff mentions WORD are tried first (repeatable; "
                               "the failure's pass and identifiers are added)")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Callable
 
 from harness.catalog import cases as catalog
 from harness.signature import Pattern
 from harness.verdict import EXIT_INTERRUPTED, EXIT_USAGE, BadInput
-from harness.versions import bisect, commit_step, envs
+from harness.versions import bisect, build_store, commit_step, envs
 from harness.versions import commit_bisect as search
 
 RELEASE_ONLY = ("package", "with_", "pre", "step_command", "bare_env")
@@ -57,8 +58,9 @@ def cmd_commit_bisect(args) -> int:
     build_dir = os.path.abspath(args.build_dir or os.path.join(source, "build"))
     probe = search.CommitProbe(
         source, build_dir, case.id, check_args, args.jobs, not args.no_ccache,
-        envs.packages_for([case]) if case.needs_torch else (), args.timeout, _log)
-    run = _Run(source, journal, probe)
+        envs.packages_for([case]) if case.needs_torch else (), args.timeout, _log,
+        store=args.store)
+    run = CommitSearch(source, journal, probe)
     try:
         return run.bisect(case.id, old, new, args)
     except KeyboardInterrupt:
@@ -73,17 +75,30 @@ def cmd_commit_bisect(args) -> int:
         return EXIT_USAGE
 
 
-class _Run:
-    """One bisect's steps: observing a commit (journal first), progress, the summary."""
+class OutOfBudget(Exception):
+    """The search's time is up before its next step: the journal keeps what was decided."""
 
-    def __init__(self, source: str, journal: bisect.State, probe):
+
+class CommitSearch:
+    """One bisect's steps: observing a commit (journal first), progress, the summary.
+    `deadline` (time.monotonic()): no new step starts after it (OutOfBudget), but the
+    first of this run, so that a search with a night's budget always gets further, stops
+    between steps and resumes from its journal."""
+
+    def __init__(self, source: str, journal: bisect.State, probe,
+                 deadline: float | None = None):
         self.source, self.journal, self.probe = source, journal, probe
         self.started = time.monotonic()
         self.estimate_left = 0
+        self.deadline = deadline
+        self.probed = 0
 
     def observe(self, commit: str) -> bisect.Step:
         if commit in self.journal.steps:
             return self.journal.steps[commit]
+        if self.deadline is not None and self.probed and time.monotonic() > self.deadline:
+            raise OutOfBudget(commit)
+        self.probed += 1
         measured = [step.seconds for step in self.journal.steps.values()]
         left = search.estimate(self.estimate_left, measured)
         _log(f"bisect: [{len(self.journal.steps) + 1}] {commit[:10]} "
@@ -121,15 +136,48 @@ class _Run:
                 print("\n".join(self._table(candidates, terms)))
                 return EXIT_USAGE
         _log(f"bisect: {terms.describe()}")
-        pattern = terms.judge.pattern
-        culprit = None if args.no_suspects else self._suspects(base, commits, terms, pattern,
-                                                                args.suspect or [])
-        skipped = []
-        if culprit is None:
-            self.estimate_left = search.steps_left(0, len(commits))
-            culprit, skipped = bisect.search(candidates, lambda commit: terms.as_search(
-                self.observe(commit)), lambda text: None)
+        culprit, skipped = self.locate(base, commits, terms, args.suspect or [],
+                                       not args.no_suspects, self.stored)
         return self._report(culprit, skipped, candidates, terms)
+
+    def stored(self, commit: str) -> bool:
+        store = getattr(self.probe, "store", None)
+        return bool(store) and build_store.lookup(
+            store, search.compiled_key(self.source, commit)) is not None
+
+    def locate(self, base: str, commits: list[str], terms: search.Terms,
+               suspect_words: list[str], use_suspects: bool = True,
+               built: Callable[[str], bool] | None = None) -> tuple[str, list[str]]:
+        """(the first new commit after `base`, the commits skipped around it): suspects
+        first, then the binary search; the ends are old and new as given. `built` names
+        the commits whose build is stored: the search narrows among them first, compiling
+        nothing (Chromium's bisect-builds), then searches only between the two it left."""
+        culprit = self._suspects(base, commits, terms, terms.judge.pattern, suspect_words) \
+            if use_suspects else None
+        if culprit is not None:
+            return culprit, []
+        candidates = [base] + commits
+        decide = lambda commit: terms.as_search(self.observe(commit))  # noqa: E731
+        stored = [commit for commit in commits[:-1] if built and built(commit)]
+        if stored:
+            _log(f"bisect: first among the {len(stored)} stored builds in range")
+            upper, _ = bisect.search([base] + stored + [commits[-1]], decide)
+            before = [commit for commit in stored
+                      if candidates.index(commit) < candidates.index(upper)
+                      and commit in self.journal.steps
+                      and terms.state(self.journal.steps[commit]) == "old"]
+            lower = before[-1] if before else base
+            candidates = candidates[candidates.index(lower):candidates.index(upper) + 1]
+        self.estimate_left = search.steps_left(0, len(candidates) - 1)
+        return bisect.search(candidates, decide, lambda text: None)
+
+    def proof(self, culprit: str, skipped: list[str], candidates: list[str],
+              terms: search.Terms) -> tuple[str, str]:
+        """(the culprit's state, its parent's): a search's answer stands only on its own
+        check and its parent's (an end taken as given is checked now)."""
+        parent = candidates[candidates.index(culprit) - 1]
+        parent_state = terms.state(self.observe(parent)) if not skipped else "skip"
+        return terms.state(self.observe(culprit)), parent_state
 
     def _suspects(self, base, commits, terms, pattern, extra) -> str | None:
         """A suspect whose parent is old and which is itself new, or None."""
@@ -152,12 +200,8 @@ class _Run:
         return None
 
     def _report(self, culprit, skipped, candidates, terms) -> int:
-        index = candidates.index(culprit)
-        parent = candidates[index - 1]
-        # The answer stands only on its own check and its parent's (an end taken as given
-        # is checked now).
-        parent_state = terms.state(self.observe(parent)) if not skipped else "skip"
-        culprit_state = terms.state(self.observe(culprit))
+        parent = candidates[candidates.index(culprit) - 1]
+        culprit_state, parent_state = self.proof(culprit, skipped, candidates, terms)
         if culprit_state != "new" or parent_state not in ("old", "skip"):
             print(f"bisect: not proven: {culprit[:10]} is {culprit_state} and its parent "
                   f"{parent[:10]} {parent_state} ({terms.describe()}); were the ends right?")

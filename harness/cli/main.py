@@ -240,16 +240,18 @@ def _extra_commands():
         guard_suite,
         matrix,
         merge,
+        nightly_shard,
         passes,
         reduce,
         report,
         reproducers,
         upstream,
+        watch,
     )
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
             bisect_step.register, matrix.register, envs.register, reduce.register,
             passes.register, reproducers.register, upstream.register, guard_suite.register,
-            merge.register]
+            merge.register, nightly_shard.register, watch.register]
 
 
 def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:

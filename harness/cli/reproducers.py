@@ -54,7 +54,8 @@ def cmd_reproducers(args) -> int:
     if args.run:
         return run_reproducers(args)
     for flag, given in (("ENTRY_ID", args.entries), ("--source", args.source),
-                        ("--build-dir", args.build_dir), ("--timeout", args.timeout)):
+                        ("--build-dir", args.build_dir), ("--timeout", args.timeout),
+                        ("--json", args.json)):
         if given:
             raise BadInput(f"{flag} is for --run (running the reproducers)")
     changed = []
@@ -236,8 +237,12 @@ def run_reproducers(args) -> int:
                         "-" if answer.code is None else str(answer.code),
                         f"{answer.seconds:.1f}",
                         f"{'reproduces' if expected else 'does not'} ({why})", note, status,
-                        answer.said))
+                        answer.said, path))
     _print_table(rows, stack)
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"stack": stack.label, "rows": [dataclasses.asdict(row) for row in rows]},
+                      handle, indent=1)
     count = {status: sum(row.status == status for row in rows)
              for status in ("agrees", "differs", "skipped")}
     print(f"reproducers: {count['agrees']} as the registry expects, {count['differs']} differ, "
@@ -255,6 +260,7 @@ class Row:
     note: str
     status: str
     said: str
+    path: str = ""     # the reproducer's file (what a commit bisect runs)
 
 
 def _print_table(rows: list[Row], stack: Stack) -> None:
@@ -289,4 +295,6 @@ def register(sub) -> None:
                    help="with --source: the build folder (default TVM_CHECKOUT/build)")
     p.add_argument("--timeout", type=positive_float, default=None,
                    help=f"with --run: seconds a reproducer may take (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--json", metavar="FILE", default=None,
+                   help="with --run: also write every row (entry, exit, status, file) to FILE")
     p.set_defaults(func=cmd_reproducers)

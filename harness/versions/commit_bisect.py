@@ -36,7 +36,7 @@ from typing import Callable
 from harness import paths
 from harness.signature import Pattern
 from harness.verdict import EXIT_CANNOT_TEST, BadInput
-from harness.versions import bisect, envs, source_build, source_checkout
+from harness.versions import bisect, build_store, envs, source_build, source_checkout
 
 COMPILED_INPUTS = ("src", "include", "cmake", "CMakeLists.txt", "3rdparty")
 BUILD_KEY = "harness-build-key"   # in the build folder: the compiled inputs it holds
@@ -148,38 +148,54 @@ def ccache_counts() -> tuple[int, int]:
 
 class CommitProbe:
     """Checks out a commit, builds it if its compiled inputs differ from the build
-    folder's, and runs the check against exactly that build: a bisect.Step."""
+    folder's and no stored build has them (`store`: versions.build_store), and runs the
+    check against exactly that build: a bisect.Step.
+
+    The check is `harness check CASE` (judged by the signatures it shows), or with
+    `script` a standalone reproducer run with the build's python (exit 1 reproduces,
+    0 does not, anything else cannot run here: skip)."""
 
     def __init__(self, source: str, build_dir: str, case: str, check_args: list[str],
                  jobs: int, ccache: bool, extra_packages: tuple[str, ...], timeout: float,
-                 log: Callable[[str], None]):
+                 log: Callable[[str], None], store: str | None = None,
+                 script: str | None = None):
         self.source, self.build_dir, self.case = source, build_dir, case
         self.check_args, self.jobs, self.ccache = check_args, jobs, ccache
         self.extra_packages, self.timeout, self.log = extra_packages, timeout, log
+        self.store, self.script = store, script
+        self.build_log_tail = ""   # the last build's failing lines, for a page
 
     def __call__(self, commit: str) -> bisect.Step:
         started = time.monotonic()
         source_checkout.git(self.source, "checkout", "--quiet", "--detach", commit)
-        stats, failure = self._build(commit)
+        stats, failure, built_in = self.build(commit)
         if failure:
             return self._step(commit, EXIT_CANNOT_TEST, started, failure, stats)
         try:
-            python = envs.python_of(source_build.ffi_environment(
-                os.path.join(self.source, source_checkout.FFI_DIR), self.extra_packages))
+            python = self.python()
         except BadInput as exc:
             return self._step(commit, EXIT_CANNOT_TEST, started,
                               f"its tvm-ffi package does not build: {exc}", stats)
-        return self._check(commit, python, started, stats)
+        return self._check(commit, python, built_in, started, stats)
 
-    def _build(self, commit: str) -> tuple[BuildStats, str]:
+    def python(self) -> str:
+        """The checked-out commit's own tvm-ffi package's environment (cached per commit)."""
+        return envs.python_of(source_build.ffi_environment(
+            os.path.join(self.source, source_checkout.FFI_DIR), self.extra_packages))
+
+    def build(self, commit: str) -> tuple[BuildStats, str, str]:
+        """(what the build cost, why it failed or "", the folder whose lib/ holds it)."""
         key = compiled_key(self.source, commit)
+        stored = build_store.lookup(self.store, key)
         marker = os.path.join(self.build_dir, BUILD_KEY)
+        source_checkout.update_submodules(self.source, source_checkout.TVM_SUBMODULES,
+                                          source_checkout.FFI_SUBMODULES)
+        if stored:
+            return BuildStats(reused=True), "", stored
         if os.path.exists(marker):
             with open(marker) as handle:
                 if handle.read().strip() == key:
-                    return BuildStats(reused=True), ""
-        source_checkout.update_submodules(self.source, source_checkout.TVM_SUBMODULES,
-                                          source_checkout.FFI_SUBMODULES)
+                    return BuildStats(reused=True), "", self.build_dir
         tools = (source_build.find_cmake(), source_build.find_ninja(),
                  source_build.find_llvm_config())
         source_build.configure(self.source, self.build_dir, *tools, self.ccache)
@@ -187,21 +203,25 @@ class CommitProbe:
         built_at = time.monotonic()
         if os.path.exists(marker):
             os.remove(marker)   # a build cut short leaves no key: the next step rebuilds
-        ok, steps = source_build.build(self.build_dir, tools[1], self.jobs)
+        ok, steps, self.build_log_tail = source_build.build(self.build_dir, tools[1], self.jobs)
         after = ccache_counts()
         stats = BuildStats(round(time.monotonic() - built_at, 1), steps,
                            after[0] - hits, after[1] - misses)
         if not ok:
-            return stats, "it does not compile"
+            return stats, "it does not compile", self.build_dir
         with open(marker, "w") as handle:
             handle.write(key)
-        return stats, ""
+        if self.store:
+            build_store.keep(self.store, key, self.build_dir, commit, title(self.source, commit))
+        return stats, "", self.build_dir
 
-    def _check(self, commit: str, python: str, started: float,
+    def _check(self, commit: str, python: str, built_in: str, started: float,
                stats: BuildStats) -> bisect.Step:
+        env = source_build.checkout_env(self.source, built_in, commit)
+        if self.script:
+            return self._run_script(commit, python, env, started, stats)
         argv = [python, "-m", "harness", "check", self.case, "--quiet", "--json",
                 "--ignore-known", *self.check_args]
-        env = source_build.checkout_env(self.source, self.build_dir, commit)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, env=env,
                                   timeout=self.timeout, cwd=paths.REPO_ROOT)
@@ -216,6 +236,20 @@ class CommitProbe:
         if code not in (0, 1, EXIT_CANNOT_TEST):
             summary = (proc.stderr.strip().splitlines() or [summary])[-1]
         return self._step(commit, code, started, summary, stats, signatures)
+
+    def _run_script(self, commit, python, env, started, stats) -> bisect.Step:
+        try:
+            proc = subprocess.run([python, self.script], capture_output=True, text=True,
+                                  env=env, timeout=self.timeout,
+                                  cwd=os.path.dirname(os.path.abspath(self.script)))
+        except subprocess.TimeoutExpired:
+            return self._step(commit, EXIT_CANNOT_TEST, started, "the reproducer timed out",
+                              stats)
+        said = (proc.stdout.strip().splitlines() or proc.stderr.strip().splitlines()
+                or [""])[-1]
+        code = proc.returncode if proc.returncode in (0, 1) else EXIT_CANNOT_TEST
+        what = {0: "does not reproduce", 1: "reproduces"}.get(code, "cannot run here")
+        return self._step(commit, code, started, f"{what}: {said}", stats)
 
     def _step(self, commit, code, started, summary, stats, signatures=()) -> bisect.Step:
         return bisect.Step(commit, code, round(time.monotonic() - started, 1),

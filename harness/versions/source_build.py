@@ -21,8 +21,10 @@ from harness.versions.source_checkout import EnvironmentProblem, git, log
 
 MIN_LLVM = 15      # TVM's CMake: "TVM requires LLVM 15.0 or higher"
 MIN_CMAKE = (3, 26)  # the 3rdparty/tvm-ffi submodule's cmake_minimum_required
-# What TVM's python/ imports (its pyproject's dependencies) beside tvm_ffi, and the harness's own.
-TVM_PYTHON_DEPS = ("ml_dtypes", "numpy", "typing_extensions", "psutil", "cloudpickle")
+# What TVM's python/ imports (its pyproject's dependencies) beside tvm_ffi, and the harness's own
+# (hypothesis: the fuzzers, which `watch` runs against a source build too).
+TVM_PYTHON_DEPS = ("ml_dtypes", "numpy", "typing_extensions", "psutil", "cloudpickle",
+                   "hypothesis")
 
 
 # ---- tools -------------------------------------------------------------------
@@ -110,9 +112,9 @@ def configure(source: str, build_dir: str, cmake: str, ninja: str, llvm_config: 
     return True
 
 
-def build(build_dir: str, ninja: str, jobs: int) -> tuple[bool, int]:
+def build(build_dir: str, ninja: str, jobs: int) -> tuple[bool, int, str]:
     """ninja, its progress on stderr: (False when this commit does not compile (git skips
-    it), the steps ninja ran: what was recompiled and linked)."""
+    it), the steps ninja ran: what was recompiled and linked, the log's last lines)."""
     proc = subprocess.Popen([ninja, "-C", build_dir, f"-j{jobs}"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1)
     tail = collections.deque(maxlen=40)
@@ -131,9 +133,9 @@ def build(build_dir: str, ninja: str, jobs: int) -> tuple[bool, int]:
     if proc.wait() != 0:
         log(f"build failed: {failed[0] if failed else list(tail)[-1:]}")
         print("\n".join(list(tail)[-20:]), file=sys.stderr)
-        return False, done
+        return False, done, "\n".join(list(tail)[-20:])
     log(f"ninja: {f'{total} steps run' if total else 'nothing to do'}")
-    return True, total
+    return True, total, ""
 
 
 def ffi_environment(ffi_source: str, extra: tuple[str, ...] = ()) -> str:
@@ -147,7 +149,8 @@ def ffi_environment(ffi_source: str, extra: tuple[str, ...] = ()) -> str:
     label = f"tvm-ffi@{commit[:12]}" + ("+local" if dirty else "")
     return envs.ensure_custom(
         {"apache-tvm-ffi": f"git:{commit}", "worktree": envs.text_key(dirty)},
-        [ffi_source, *TVM_PYTHON_DEPS, *envs.BASE_PACKAGES, *extra], label=label, log=log)
+        list(dict.fromkeys([ffi_source, *TVM_PYTHON_DEPS, *envs.BASE_PACKAGES, *extra])),
+        label=label, log=log)
 
 
 def checkout_env(source: str, build_dir: str, commit: str) -> dict:

@@ -1,0 +1,167 @@
+"""What a watched night runs against its build, as the harness's own commands, and its rows.
+
+Each item is one `python -m harness ...` command run with the build's python and
+environment (what `bisect-step` checks with), writing into the night's folder; its
+output is read back as rows: {name: {"signatures": [...], "recheck": {...}}}. A row's
+`recheck` says how to check it again alone, on this build or on any commit of a hunt:
+`{"case": ID, "args": [...]}` for a catalog case (`harness check`), `{"script": FILE}` for a
+standalone reproducer (exit 1: it reproduces).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import Callable
+
+from harness.paths import REPO_ROOT
+from harness.versions.nights import REPRODUCES
+
+
+@dataclasses.dataclass(frozen=True)
+class Item:
+    name: str
+    argv: tuple[str, ...]                  # after `python -m harness`; {out} is the folder
+    read: Callable[[str, str], dict]       # (its folder, its stdout) -> rows
+
+
+def _report_rows(folder: str, stdout: str) -> dict:
+    with open(os.path.join(folder, "report.json")) as handle:
+        rows = json.load(handle)["rows"]
+    found = {}
+    for row in rows:
+        path, layout, target = row.get("path", "extract"), row.get("layout"), row.get("target")
+        if row["verdict"] == "unsupported":   # cannot test here: no row to compare
+            continue
+        found[f"report {path} {row['case']} {layout} {target}"] = {
+            "signatures": sorted(set(row.get("signatures", []))),
+            "recheck": {"case": row["case"], "args": ["--layout", str(layout), "--path", path,
+                                                      "--target", str(target)]}}
+    return found
+
+
+def _reproducer_rows(folder: str, stdout: str) -> dict:
+    with open(os.path.join(folder, "reproducers.json")) as handle:
+        rows = json.load(handle)["rows"]
+    return {f"reproducer {row['entry']}": {
+        "signatures": [REPRODUCES] if row["exit"] == "1" else [],
+        "recheck": {"script": row["path"]}}
+        for row in rows if row["exit"] in ("0", "1")}
+
+
+def _fuzz_rows(name: str) -> Callable[[str, str], dict]:
+    def read(folder: str, stdout: str) -> dict:
+        found = re.search(r"^fuzz: reproducer: (.+)$", stdout, re.MULTILINE)
+        what = re.search(r"^fuzz: (?!shrunk|reproducer)([\w-]+): (.+)$", stdout, re.MULTILINE)
+        if not found or not what:
+            return {name: {"signatures": [], "recheck": {}}}
+        return {name: {"signatures": [f"{what.group(1)}: {what.group(2)[:200]}"],
+                       "recheck": {"script": os.path.abspath(found.group(1).strip())}}}
+    return read
+
+
+def _suite_rows(folder: str, stdout: str) -> dict:
+    """One row per finding signature of TVM's own tests under the guard (its example test
+    named); not checked again alone, so never hunted (the page says so)."""
+    with open(os.path.join(folder, "summary.json")) as handle:
+        findings = json.load(handle)["findings"]
+    return {f"suite {finding['signature']}": {"signatures": [finding["signature"]],
+                                              "recheck": {"test": finding["example_test"]}}
+            for finding in findings if finding["status"] != "unsupported"}
+
+
+def plan(patterns: list[str], paths: list[str], reproducers: bool, fuzz_examples: int,
+         fuzz_seed: int, suite: list[str] = ()) -> list[Item]:
+    """The night's commands, cheapest first; TVM's own tests (`suite`: folders of the
+    checkout's tests/python) last."""
+    items = []
+    if reproducers:
+        items.append(Item("reproducers", ("reproducers", "--run", "--source", "{source}",
+                                          "--build-dir", "{build}", "--json",
+                                          "{out}/reproducers.json"), _reproducer_rows))
+    for path in paths:
+        if patterns:
+            items.append(Item(f"report-{path}", ("report", *patterns, "--path", path,
+                                                 "--out", "{out}", "--fresh", "--jobs", "1"),
+                              _report_rows))
+    if fuzz_examples:
+        for path in paths:
+            name = f"fuzz ops {path} seed {fuzz_seed}"
+            items.append(Item(f"fuzz-ops-{path}", (
+                "fuzz", "--generator", "ops", "--path", path, "--examples", str(fuzz_examples),
+                "--seed", str(fuzz_seed), "--out", "{out}"), _fuzz_rows(name)))
+    if suite:
+        items.append(Item("guard-suite", ("guard-suite", *(os.path.join("{source}", folder)
+                                                           for folder in suite),
+                                          "--out", "{out}", "--jobs", "1"), _suite_rows))
+    return items
+
+
+def run_item(item: Item, python: str, env: dict, folder: str, where: dict[str, str],
+             log: Callable[[str], None]) -> tuple[dict, str]:
+    """(its rows, "" or why it failed): a command that exits 2 or 4 (bad input, our own
+    bug) or leaves nothing to read is the harness's failure, never TVM's news. `where`
+    fills {source} and {build} (the checkout and the folder whose lib/ holds its build)."""
+    os.makedirs(folder, exist_ok=True)
+    fill = {"{out}": folder, **{"{" + name + "}": value for name, value in where.items()}}
+    argv = [python, "-m", "harness"]
+    for part in item.argv:
+        for placeholder, value in fill.items():
+            part = part.replace(placeholder, value)
+        argv.append(part)
+    log(f"watch: $ {' '.join(argv[1:])}")
+    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    stdout, stderr = _relay(proc, folder)
+    if proc.returncode not in (0, 1):
+        tail = (stderr.strip().splitlines() or ["?"])[-1]
+        return {}, f"{item.name} exited {proc.returncode}: {tail}"
+    try:
+        return item.read(folder, stdout), ""
+    except (OSError, ValueError, KeyError) as exc:
+        return {}, f"{item.name} left nothing to read ({type(exc).__name__}: {exc})"
+
+
+def _relay(proc: subprocess.Popen, folder: str) -> tuple[str, str]:
+    """The command's stderr shown as it comes (its progress) and kept in the folder."""
+    import threading
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    err = []
+    with open(os.path.join(folder, "stderr.log"), "w") as log_file:
+        for line in proc.stderr:
+            err.append(line)
+            log_file.write(line)
+            sys.stderr.write("    " + line)
+    proc.wait()
+    reader.join()
+    return "".join(out), "".join(err)
+
+
+def shows(recheck: dict, signature: str, python: str, env: dict, timeout: float) -> bool | None:
+    """Does the row show `signature` when checked again alone on this build (None: the
+    check could not run)? A check row by its signatures, a script row by exit 1."""
+    if "script" in recheck:
+        argv = [python, recheck["script"]]
+        cwd = os.path.dirname(recheck["script"])
+    elif "case" in recheck:
+        argv = [python, "-m", "harness", "check", recheck["case"], "--quiet", "--json",
+                "--ignore-known", *recheck["args"]]
+        cwd = REPO_ROOT
+    else:
+        return None
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    if "script" in recheck:
+        return {0: False, 1: True}.get(proc.returncode)
+    if proc.returncode not in (0, 1):
+        return None
+    from harness.versions.bisect import read_check
+    return signature in read_check(proc.stdout)[1]
