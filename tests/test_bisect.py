@@ -230,3 +230,26 @@ def test_two_processes_building_one_environment_at_once_share_it(tmp_path):
     assert os.path.exists(os.path.join(path, envs_mod.READY))
     leftovers = [n for n in os.listdir(os.path.dirname(path)) if ".building-" in n]
     assert leftovers == []
+
+
+def test_each_release_is_paired_with_the_tvm_ffi_it_needs_unless_told(monkeypatch):
+    """A plain `bisect --good 0.25.0 --bad 0.27.0.post1` built every release with the newest
+    tvm-ffi: 0.25.0 could not load its library and 0.27.0.post1 crashed at import. Each
+    release now gets its extra's pin (setup.cfg); --with still wins."""
+    from harness.versions import envs
+    assert envs.companion_pins("apache-tvm", "0.25.0") == {"apache-tvm-ffi": "0.1.12"}
+    assert envs.companion_pins("apache-tvm", "0.27.0") == {"apache-tvm-ffi": "0.1.14.post1"}
+    assert envs.companion_pins("apache-tvm", "0.19.0") == {}
+    assert envs.companion_pins("apache-tvm-ffi", "0.1.12") == {}
+    asked = []
+
+    def ensure(packages, log=None, extra=()):
+        asked.append(dict(packages))
+        raise envs.BadInput("stop here")
+    monkeypatch.setattr(envs, "ensure", ensure)
+    monkeypatch.setattr(envs, "lookup", lambda packages, extra=(): None)
+    bisect_mod.make_probe("apache-tvm", {}, ["true"], 10, (), lambda text: None)("0.25.0")
+    bisect_mod.make_probe("apache-tvm", {"apache-tvm-ffi": "0.1.13"}, ["true"], 10, (),
+                          lambda text: None)("0.25.0")
+    assert asked == [{"apache-tvm": "0.25.0", "apache-tvm-ffi": "0.1.12"},
+                     {"apache-tvm": "0.25.0", "apache-tvm-ffi": "0.1.13"}]

@@ -244,3 +244,19 @@ def test_fresh_clears_only_the_reductions_own_files(earlier_reduction):
     assert reduce.reduction_dir(str(earlier_reduction), resume=True, fresh=False)
     reduce.clear_earlier_reduction(str(earlier_reduction))
     assert sorted(path.name for path in earlier_reduction.iterdir()) == ["notes.txt"]
+
+
+def test_an_onnx_opset_newer_than_any_onnx_release_is_refused(tmp_path):
+    """It passed silently: no converter can know an opset that no ONNX release has."""
+    import onnx
+    from onnx import TensorProto, helper
+    newest = onnx.defs.onnx_opset_version()
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", newest + 5)])
+    path = tmp_path / "future.onnx"
+    onnx.save(model, str(path))
+    code, _, err = cli_here("check", str(path))
+    line = _one_line_error(code, err)
+    assert f"opset {newest + 5}" in line and f"newest {newest}" in line

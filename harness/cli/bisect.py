@@ -43,8 +43,10 @@ def cmd_bisect(args) -> int:
                                     options + ["--timeout", f"{args.timeout:g}"])
     extra = () if args.bare_env else envs.packages_for([catalog.resolve(args.case)])
     state = bisect.State(bisect.state_path(args.package, args.good, args.bad, pins, command))
+    companions = {version: envs.companion_pins(args.package, version) for version in candidates}
     log(f"bisect: {args.package} {len(candidates)} releases {candidates[0]} .. {candidates[-1]}"
         + (f" with {' '.join(args.with_)}" if args.with_ else "")
+        + _companions_text(companions, pins)
         + (f"; {len(state.steps)} steps already decided ({state.path})" if state.steps else ""))
     started = time.monotonic()
     probe = bisect.make_probe(args.package, pins, command, args.timeout + 600, extra, log)
@@ -62,6 +64,12 @@ def cmd_bisect(args) -> int:
                   + ("" if pattern or by_exit_code else
                      " (the bad end shows no failure the good end does not)"))
             print("\n".join(bisect.table(candidates, state, judge)))
+            for end, version in ((good_end, candidates[0]), (bad_end, candidates[-1])):
+                if bisect.Judge()(end) == bisect.SKIP:
+                    print(f"bisect: {version} cannot be tested here ({end.summary[:160]}): "
+                          f"give it a stack that imports (--with apache-tvm-ffi==V; "
+                          "docs/release-matrix.md says which pairs work) or choose another "
+                          "end")
             return 2
         log(f"bisect: bad means {judge.describe()}")
         culprit, skipped = bisect.search(candidates, lambda version: bisect.decided(
@@ -79,6 +87,18 @@ def cmd_bisect(args) -> int:
     print("\n".join(bisect.table(candidates, state, judge)))
     print(f"bisect: {len(state.steps)} steps, {wall:.0f} s this run")
     return 0
+
+
+def _companions_text(companions: dict[str, dict], pins: dict[str, str]) -> str:
+    """How each release is paired (the extras' tvm-ffi pins), unless --with pins it."""
+    if "apache-tvm-ffi" in pins:
+        return ""
+    paired = {f"{version}+{pin['apache-tvm-ffi']}" for version, pin in companions.items()
+              if pin}
+    if not paired:
+        return ""
+    return ("; each release with the tvm-ffi setup.cfg pins for it ("
+            + ", ".join(sorted(paired)) + "; --with apache-tvm-ffi==V overrides)")
 
 
 def register(sub) -> None:

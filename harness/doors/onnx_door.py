@@ -58,6 +58,13 @@ def load_file(path: str):
                        "framework") from None
     if not model.graph.node:
         raise BadInput(f"{path} holds no ONNX graph (zero nodes); is it an ONNX model?")
+    newest = onnx.defs.onnx_opset_version()
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx") and opset.version > newest:
+            raise BadInput(f"{path} asks for ONNX opset {opset.version}, newer than any this "
+                           f"onnx {onnx.__version__} knows (newest {newest}): no converter "
+                           "can know its operators; export it with an opset <= "
+                           f"{newest}")
     try:
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - only onnx's checker runs: the user's graph

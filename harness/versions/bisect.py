@@ -38,7 +38,7 @@ from harness.verdict import EXIT_CANNOT_TEST, VERDICTS, BadInput, Outcome
 from harness.versions import envs
 
 GOOD, BAD, SKIP, BROKEN = "good", "bad", "skip", "broken"
-STATE_FORMAT = 2   # steps record what they showed; a state of another format is not read
+STATE_FORMAT = 3   # 3: each release with its companion tvm-ffi; another format is not read
 
 
 def list_versions(package: str, pre: bool = False) -> list[str]:
@@ -187,7 +187,8 @@ def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: 
                extra_packages: tuple[str, ...], log) -> Callable[[str], Step]:
     def probe(version: str) -> Step:
         started = time.monotonic()
-        packages = {**pins, package.lower(): version}
+        # each release with the tvm-ffi it needs (setup.cfg's extras), unless --with says
+        packages = {**envs.companion_pins(package, version), **pins, package.lower(): version}
         built = envs.lookup(packages, extra_packages) is None
         try:
             path = envs.ensure(packages, log=log, extra=extra_packages)

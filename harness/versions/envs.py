@@ -36,6 +36,36 @@ def extra_pins(extra: str) -> tuple[str, ...]:
                  if line.strip() and not line.strip().startswith("#"))
 
 
+def companion_pins(package: str, version: str) -> dict[str, str]:
+    """The tvm-ffi a TVM release needs, from setup.cfg's extras (each release's pin is
+    written and explained there): the extra pinning this very release, else one pinning a
+    release of the same major.minor (0.27.0 takes 0.27.0.post1's). {} for another package
+    or a release no extra knows: pip then resolves tvm-ffi as it does for a user."""
+    if package.lower() != "apache-tvm":
+        return {}
+    import configparser
+
+    from packaging.version import InvalidVersion, Version
+    config = configparser.ConfigParser()
+    config.read(os.path.join(paths.REPO_ROOT, "setup.cfg"))
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return {}
+    exact, same_minor = {}, {}
+    for extra in config.options("options.extras_require"):
+        pins = parse_requirements([pin for pin in extra_pins(extra) if "==" in pin])
+        if "apache-tvm" not in pins or "apache-tvm-ffi" not in pins:
+            continue
+        pinned = Version(pins["apache-tvm"])
+        companion = {"apache-tvm-ffi": pins["apache-tvm-ffi"]}
+        if pinned == wanted:
+            exact = companion
+        elif pinned.release[:2] == wanted.release[:2]:
+            same_minor = companion
+    return exact or same_minor
+
+
 def packages_for(cases) -> tuple[str, ...]:
     """What an environment needs beside the TVM stack to check `cases`: the base, and the
     torch extra when one comes through the PyTorch door (5.5 GB: only then)."""
