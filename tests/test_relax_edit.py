@@ -206,3 +206,37 @@ def test_a_bug_in_the_rewriter_is_ours_never_an_edit_that_does_not_apply(monkeyp
     monkeypatch.setattr(relax_rewrite, "well_formed", {}.__getitem__)
     with pytest.raises(HarnessBug, match="KeyError"):
         relax_edit.drop(mod, 0)
+
+
+def test_a_module_without_main_has_its_largest_public_function_edited():
+    """relax.frontend.nn exports name their entry `forward` (beside small helpers): the
+    reducer cut nothing there (`0 -> 0 Relax bindings`). It edits `forward` now."""
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    from harness.tvmapi import relax_edit
+
+    @I.ir_module
+    class Exported:
+        @R.function
+        def _initialize_effect() -> R.Tuple(R.Object):
+            with R.dataflow():
+                state: R.Object = R.null_value()
+                gv = (state,)
+                R.output(gv)
+            return gv
+
+        @R.function
+        def forward(x: R.Tensor((2, 3), "float32"), y: R.Tensor((2, 3), "float32")) \
+                -> R.Tensor((2, 3), "float32"):
+            with R.dataflow():
+                a = R.add(x, y)
+                b = R.nn.relu(a)
+                gv = R.multiply(b, x)
+                R.output(gv)
+            return gv
+
+    assert relax_edit.size(Exported) == (3, 0)
+    cut = relax_edit.cut(Exported, 0)
+    assert cut is not None and relax_edit.size(cut)[0] == 1
+    assert "_initialize_effect" in [gv.name_hint for gv in cut.functions]

@@ -121,6 +121,9 @@ def sizes_text(reducer: Reducer, best) -> str:
                       f"{best.bindings} Relax bindings"]
         if best.constants:
             steps[-1] += f", {best.constants} constants ({best.elements} elements)"
+        if state.door != "onnx" and best.bindings >= (state.original_bindings or 0):
+            steps.append("not reduced: no edit kept the failure (the reproducer holds the "
+                         "whole module)")
     elif state.door != "onnx":
         steps.append("not reduced: " + (state.relax_skipped or "its module was not written "
                                                                 "yet (--resume continues)"))

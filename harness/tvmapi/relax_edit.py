@@ -22,8 +22,9 @@ print in the metadata section (not the scalars TVMScript writes inline) break ti
   then compresses to a run of `A`s).
 
 Parameters nothing uses any more are removed (the number of inputs, `num_input`, follows).
-Only `main` is edited (harness.tvmapi.relax_rewrite rebuilds it); functions it no longer
-calls go with dead code elimination. A module file is read by the Relax door.
+Only `main` is edited (harness.tvmapi.relax_rewrite rebuilds it; a module without one,
+a relax.frontend.nn export's, has its largest public function edited: `forward`);
+functions it no longer calls go with dead code elimination. A module file is read by the Relax door.
 """
 from __future__ import annotations
 

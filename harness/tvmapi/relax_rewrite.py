@@ -13,6 +13,7 @@ from harness.tvmapi.ir import expr_type, return_type, var_name, well_formed, wit
 from harness.tvmapi.loading import tvm
 
 MAIN = "main"
+ENTRY_NAMES = (MAIN, "forward")   # a module's entry, by the names frontends give it
 
 
 def key(obj) -> int:
@@ -21,14 +22,23 @@ def key(obj) -> int:
 
 
 def main_of(mod):
-    """(global var, function) of `main`, a Relax function with a body of blocks, or
-    (None, None)."""
+    """(global var, function) the reducer edits: `main`, else `forward` (the entry of a
+    relax.frontend.nn export), else the public Relax function with the most bindings; a
+    Relax function with a body of blocks, or (None, None). By name first, so an edit that
+    shrinks the entry does not move the reducer to another function."""
     relax = tvm().relax
-    for gv, func in mod.functions.items():
-        if gv.name_hint == MAIN and isinstance(func, relax.Function) \
-                and isinstance(func.body, relax.SeqExpr):
-            return gv, func
-    return None, None
+    editable = [(gv, func) for gv, func in mod.functions.items()
+                if isinstance(func, relax.Function) and isinstance(func.body, relax.SeqExpr)]
+    for name in ENTRY_NAMES:
+        for gv, func in editable:
+            if gv.name_hint == name:
+                return gv, func
+    public = [(sum(len(block.bindings) for block in func.body.blocks), gv.name_hint, gv, func)
+              for gv, func in editable if func.attrs and "global_symbol" in func.attrs]
+    if not public:
+        return None, None
+    _, _, gv, func = max(public, key=lambda item: (item[0], item[1]))
+    return gv, func
 
 
 @functools.cache
