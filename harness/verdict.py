@@ -22,7 +22,7 @@ EXIT_TERMINATED = 143   # SIGTERM (a CI job cancelled, `kill`): kept and stopped
 
 # What an outcome is of: a run (the most severe thing it saw, and a violation's kind), a
 # reading of a result against the registry, or a row of the pass sweep.
-RUN, READING, ROW = "run", "reading", "row"
+RUN, READING, SUITE, ROW = "run", "reading", "suite", "row"
 
 
 class Outcome(enum.StrEnum):
@@ -62,6 +62,12 @@ class Outcome(enum.StrEnum):
     STALE = ("stale", True, EXIT_VIOLATED, READING,
              "a registered issue that no longer happens where it is expected")
     KNOWN = ("known", False, EXIT_PASS, READING, "every violation is a registered issue")
+
+    # A guarded suite's own outcome, beside the guard's reading: its tests failing on their
+    # own or not collecting is not a guard finding, and never a pass either.
+    SUITE_FAILED = ("suite-failed", True, EXIT_VIOLATED, SUITE,
+                    "the suite's own tests failed or a file did not collect (not the guard's)")
+    NO_TESTS = ("no-tests", True, EXIT_VIOLATED, SUITE, "no test ran: nothing was checked")
 
     NONDETERMINISTIC = ("nondeterministic", True, EXIT_VIOLATED, ROW,
                         "the pass gave two different outputs for one input")

@@ -22,6 +22,7 @@ from harness.verdict import (
     ROW_VERDICTS,
     RUN,
     STATUSES,
+    SUITE,
     VERDICTS,
     Outcome,
     Result,
@@ -43,7 +44,7 @@ def test_failing_members_exit_non_zero_and_the_rest_zero_but_unsupported():
             assert (outcome.failing, outcome.exit) == (False, EXIT_CANNOT_TEST)
         else:
             assert outcome.exit == (EXIT_VIOLATED if outcome.failing else EXIT_PASS), outcome
-        assert outcome.meaning and outcome.family in (RUN, READING, ROW)
+        assert outcome.meaning and outcome.family in (RUN, READING, SUITE, ROW)
 
 
 def test_a_member_is_its_own_name_in_json():

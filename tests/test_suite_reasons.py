@@ -103,8 +103,9 @@ def test_every_test_that_did_not_pass_is_counted_by_category_and_reason(suite, t
     out = tmp_path / "out"
     code, _, err = cli("guard-suite", str(suite), "--no-guard", "--out", str(out),
                        "--file-timeout", "4", "--exclude", "*/test_raises_*")
-    assert code == 0, err
+    assert code == 1, err   # the suite's own failures are never a pass
     summary = json.loads((out / "summary.json").read_text())
+    assert summary["suite_status"] == "suite-failed" and "the suite failed on its own" in err
     missing = f"ModuleNotFoundError: No module named '{MISSING}'"
     assert _reasons(summary) == {
         ("skipped", "needs CUDA"): (2, 1),
@@ -302,7 +303,9 @@ def test_what_the_guard_changed_and_what_is_flaky_are_read_from_the_rechecked_li
                 "reason": "killed at the 9 s time cap while running u.py::b"},
                {"rechecked": "u.py", "outcome": "time-cap", "reason": "killed again"}]
     alone = suite_summary.summarize(flaky + stopped)   # flaky and a file that hangs unguarded too
-    assert alone["status"] == "pass" and alone["exit"] == 0 and not alone["guard_changed"]
+    assert alone["status"] == "pass" and alone["guard_exit"] == 0 and not alone["guard_changed"]
+    # a file killed at the time cap unguarded too: the suite's failure, not the guard's
+    assert (alone["suite_status"], alone["exit"]) == ("suite-failed", 1)
     assert list(alone["not_passed"]) == ["flaky", "time-cap"]
     changed = suite_summary.summarize(flaky + failed("t.py::c", guarded_again="error")
                          + failed("t.py::d")   # never run under the guard again: not shown flaky
@@ -330,3 +333,25 @@ def test_a_file_is_named_from_its_suite_root_wherever_the_run_starts(tmp_path, m
     assert not_passed.normalize("need nvcc >= 11.4") == "need nvcc >= 11.4"
     assert not_passed.normalize("assert 3 == 4 at 0xdeadbeef", numbers=True) == \
         "assert N == N at 0x?"
+
+
+def test_a_suite_with_failing_and_uncollectable_tests_never_exits_as_a_pass(tmp_path):
+    """It exited 0 ("status pass") and called a user's failing test TVM's. Now: exit 1 with
+    the suite's own failures said apart from the guard's findings; --allow-suite-failures
+    exits on the guard's alone; a run where no test ran is no-tests, never a pass."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "test_a.py").write_text("def test_ok():\n    pass\n\n"
+                                      "def test_fails():\n    assert 1 + 1 == 3\n")
+    (folder / "test_b.py").write_text("def test_(:\n")   # does not collect
+    code, _, err = cli("guard-suite", str(folder), "--out", str(tmp_path / "out"))
+    assert code == 1, err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (summary["status"], summary["suite_status"]) == ("pass", "suite-failed")
+    assert set(summary["not_passed"]) == {"failed", "cannot-collect"}
+    assert "TVM's" not in err and "the suite's, not the guard's" in err
+    code, _, err = cli("guard-suite", str(folder), "--out", str(tmp_path / "out"), "--fresh",
+                       "--allow-suite-failures")
+    assert code == 0, err
+    assert suite_summary.summarize([])["suite_status"] == "no-tests"
+    assert suite_summary.summarize([])["exit"] == 1

@@ -318,7 +318,9 @@ REAL_FIX = {"python/tvm/relax/pipeline.py": seeded_history.replace(
 def test_watch_names_the_seeded_commits_on_a_real_tvm(tmp_path):
     """The seeded branch on top of the checkout's HEAD (Python-only: one build serves every
     commit), three nights: the culprits are named with no range or signature given, the
-    fix by the fixed search. The checkout is put back on its commit afterwards."""
+    fix by the fixed search. Two cases: the seeded converter stops conv-reshape-concat at
+    its import, before the mutating pass runs, so split-add-pool-nhwc (no Concat) is the
+    row that shows the mutation. The checkout is put back on its commit afterwards."""
     source = os.environ["HARNESS_TVM_SOURCE"]
     head = seeded_history.git(source, "rev-parse", "HEAD")
     from pathlib import Path
@@ -331,8 +333,9 @@ def test_watch_names_the_seeded_commits_on_a_real_tvm(tmp_path):
         def night(ref):
             proc = subprocess.run(
                 [sys.executable, "-m", "harness", "watch", "--source", source, "--ref", ref,
-                 "--state", str(state), "--report", "conv-reshape-concat", "--paths",
-                 "extract", "--no-reproducers"], capture_output=True, text=True, cwd=ROOT,
+                 "--state", str(state), "--report", "conv-reshape-concat", "--report",
+                 "split-add-pool-nhwc", "--paths", "extract", "--no-reproducers"],
+                capture_output=True, text=True, cwd=ROOT,
                 env=dict(os.environ, PYTHONPATH=ROOT), timeout=4 * 3600)
             return proc.returncode, proc.stdout + proc.stderr[-3000:]
 

@@ -50,8 +50,10 @@ def commands(shard: str, out: str, carry: str | None, fuzz_seed: int, examples: 
                  ["fuzz", "--generator", "ops", "--path", "compile", "--examples",
                   str(examples), "--seed", str(100 + fuzz_seed), "--out",
                   os.path.join(out, "fuzz-ops-compile")]],
+        # TVM's own tests that fail here on their own are listed, not news
         "suite": [["guard-suite", tvm_tests, "--jobs", "2", "--shard", shard, "--out",
-                   os.path.join(out, "guard-suite"), *carried("guard-suite")]]
+                   os.path.join(out, "guard-suite"), "--allow-suite-failures",
+                   *carried("guard-suite")]]
         if tvm_tests else [],
     }
     return [(step, argv) for step in steps for argv in plan[step]]

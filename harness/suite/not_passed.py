@@ -41,11 +41,14 @@ TIME_CAP, CRASHED = "time-cap", "crashed"
 CATEGORIES = (SKIPPED, MISSING_PACKAGE, NEEDS_NETWORK, CANNOT_COLLECT, FAILED,
               FAILED_UNRECHECKED, FLAKY, GUARD_CHANGED, TIME_CAP, CRASHED)
 NOT_HERE = (SKIPPED, MISSING_PACKAGE, NEEDS_NETWORK)   # cannot run here
+# The suite's own failures (suite-failed): a test failing unguarded too, or never re-run
+# without the guard, a file that does not collect, a file's pytest killed or dead.
+SUITE_FAILURES = (CANNOT_COLLECT, FAILED, FAILED_UNRECHECKED, TIME_CAP, CRASHED)
 MEANING = {SKIPPED: "cannot run here: the test skipped itself",
            MISSING_PACKAGE: "cannot run here: a package or library is missing",
            NEEDS_NETWORK: "cannot run here: no network",
-           CANNOT_COLLECT: "TVM's test file does not collect here",
-           FAILED: "TVM's test fails on its own (unguarded too)",
+           CANNOT_COLLECT: "the test file does not collect here",
+           FAILED: "the test fails on its own, unguarded too: the suite's, not the guard's",
            FAILED_UNRECHECKED: "failed under the guard, not run again without it",
            FLAKY: "failed under the guard, passed without it and under it again: flaky",
            GUARD_CHANGED: "the guard changed the outcome (not without it): a harness error",

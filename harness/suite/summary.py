@@ -106,12 +106,17 @@ def summarize(lines: list[dict]) -> dict:
         if "collector" in line:
             collectors[line["outcome"]] = collectors.get(line["outcome"], 0) + 1
     distinct_passes = sorted({name for line in lines for name in line.get("pass_names", [])})
+    tally = not_passed.tally(everything)
+    suite = _suite_status(len(lines), tally)
     return {
-        "status": str(judgement.status), "exit": judgement.exit_code,
+        "status": str(judgement.status), "guard_exit": judgement.exit_code,
+        # the exit never hides a failure: the guard's finding, else the suite's own
+        "exit": judgement.exit_code if judgement.status.failing else suite.exit,
+        "suite_status": str(suite),
         "versions": versions,
         "guarded": not everything or any(line.get("guarded", True) for line in everything),
         "tests": len(lines), "outcomes": counted, "collectors": collectors,
-        "not_passed": not_passed.tally(everything), "guard_changed": changed,
+        "not_passed": tally, "guard_changed": changed,
         "pass_applications": sum(line.get("passes", 0) for line in lines),
         "distinct_passes": len(distinct_passes), "passes": distinct_passes,
         "modules_copied": sum(line.get("modules_copied", 0) for line in lines),
@@ -132,6 +137,29 @@ def summarize(lines: list[dict]) -> dict:
 _ORDER = (Outcome.HARNESS_ERROR, Outcome.NEW, Outcome.KNOWN, Outcome.UNSUPPORTED)
 
 
+def _suite_status(tests: int, tally: dict) -> Outcome:
+    """The suite's own outcome: no-tests when none ran, suite-failed when a test failed
+    on its own or a file did not collect or was killed, else pass."""
+    if not tests:
+        return Outcome.NO_TESTS
+    if any(category in not_passed.SUITE_FAILURES for category in tally):
+        return Outcome.SUITE_FAILED
+    return Outcome.PASS
+
+
+def suite_text(summary: dict) -> str:
+    """What the suite itself did, beside the guard's status."""
+    status = summary.get("suite_status", Outcome.PASS)
+    if status == Outcome.NO_TESTS:
+        return "the suite: no test ran (nothing was checked)"
+    if status != Outcome.SUITE_FAILED:
+        return "the suite: its tests passed or cannot run here"
+    parts = [f"{entry['tests']} tests, {entry['files']} files {category}"
+             for category, entry in summary["not_passed"].items()
+             if category in not_passed.SUITE_FAILURES]
+    return "the suite failed on its own: " + "; ".join(parts)
+
+
 def headline(summary: dict) -> str:
     counts = {}
     for finding in summary["findings"]:
@@ -144,7 +172,7 @@ def headline(summary: dict) -> str:
             f"{summary.get('not_well_formed', 0)} not well-formed, so not guarded, "
             f"{summary.get('copies_remembered', 0)} copies remembered from earlier runs of "
             "this build); distinct findings: "
-            f"{found}{stale}; status {summary['status']}")
+            f"{found}{stale}; the guard's status {summary['status']}; {suite_text(summary)}")
 
 
 def top_reasons(summary: dict, per_category: int = 3) -> list[str]:
