@@ -566,3 +566,17 @@ def test_a_negative_session_cap_is_refused_by_name(tmp_path):
                            str(tmp_path)], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 4, done.stdout + done.stderr
     assert "--harness-guard-max-modules: expected 0 or more" in done.stderr
+
+
+def test_one_test_of_a_suite_is_checked_alone_for_a_hunt(suite):
+    """What the watch checks again, and hunts over commits, for a finding of TVM's own
+    suite: the guard on that one test, its findings' signatures (None: cannot run)."""
+    import sys
+
+    from harness.versions.commit_bisect import suite_test_signatures
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([without_torch(NO_TORCH_DIR), ROOT]))
+    found = suite_test_signatures(sys.executable, env, str(suite),
+                                  "test_seeded.py::test_mutating_pass_in_own_context", 300)
+    assert found and all("SeededMutatingPass" in text for text in found), found
+    assert suite_test_signatures(sys.executable, env, str(suite),
+                                 "test_missing.py::test_x", 300) is None

@@ -96,7 +96,7 @@ class Bench:
                                         {"source": self.source, "build": folder}, log)
 
     def shows(self, recheck: dict, signature: str, runner) -> bool | None:
-        return watch_selection.shows(recheck, signature, *runner, CHECK_TIMEOUT)
+        return watch_selection.shows(recheck, signature, *runner, CHECK_TIMEOUT, self.source)
 
     def stored(self, commit: str) -> bool:
         """Whether the build store holds this commit's compiled inputs (no compile needed)."""
@@ -112,7 +112,7 @@ class Bench:
         return commit_bisect.CommitProbe(
             base.source, base.build_dir, recheck.get("case", ""), recheck.get("args", []),
             base.jobs, base.ccache, base.extra_packages, base.timeout, base.log,
-            store=base.store, script=recheck.get("script"))
+            store=base.store, script=recheck.get("script"), test=recheck.get("test"))
 
 
 def cmd_watch(args) -> int:
@@ -273,8 +273,8 @@ def register(sub) -> None:
     p.add_argument("--fuzz-seed", type=int, default=1)
     p.add_argument("--suite", action="append", default=[], metavar="FOLDER",
                    help="TVM's own tests at the watched commit under the guard: a folder of "
-                        "the checkout (tests/python/relax; repeatable). Their news is shown, "
-                        "not hunted (a finding has no single check yet)")
+                        "the checkout (tests/python/relax; repeatable); a finding is checked "
+                        "again and hunted on its example test alone")
     p.add_argument("--budget", type=positive_float, default=120.0, metavar="MINUTES",
                    help="time for hunts this run (default 120); an unfinished hunt resumes")
     p.add_argument("--no-hunt", action="store_true", help="compare, do not search")

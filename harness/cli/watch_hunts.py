@@ -30,7 +30,8 @@ def recheck(night: nights.Night, shows: Callable[[dict, str], bool | None],
             news.state = news.state or nights.CONFIRMED   # a build failure is deterministic
             continue
         row = night.rows[news.row]
-        signature = news.signature if "case" in row["recheck"] else nights.REPRODUCES
+        signature = news.signature if {"case", "test"} & set(row["recheck"]) \
+            else nights.REPRODUCES
         again = shows(row["recheck"], signature)
         expected = news.change == nights.NEW
         news.state = nights.UNCHECKED if again is None else \
@@ -78,7 +79,7 @@ class _BuildProbe:
 
 
 def _terms(hunt: nights.Hunt) -> commit_bisect.Terms:
-    if hunt.change == nights.BROKE or "case" not in hunt.recheck:
+    if hunt.change == nights.BROKE or not {"case", "test"} & set(hunt.recheck):
         return commit_bisect.Terms(bisect.Judge(), hunt.fixed)   # by exit code
     return commit_bisect.Terms(bisect.Judge(Pattern.parse(hunt.signature)), hunt.fixed)
 
@@ -168,6 +169,8 @@ def report_text(hunt: nights.Hunt) -> str:
 
 
 def _how(recheck: dict) -> str:
+    if "test" in recheck:
+        return f"TVM's test `{recheck['test']}` under `python -m harness guard-suite`"
     if "script" in recheck:
         return f"the standalone reproducer `{os.path.basename(recheck['script'])}`"
     return f"`python -m harness check {recheck.get('case')} {' '.join(recheck.get('args', []))}`"

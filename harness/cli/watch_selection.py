@@ -64,8 +64,8 @@ def _fuzz_rows(name: str) -> Callable[[str, str], dict]:
 
 
 def _suite_rows(folder: str, stdout: str) -> dict:
-    """One row per finding signature of TVM's own tests under the guard (its example test
-    named); not checked again alone, so never hunted (the page says so)."""
+    """One row per finding signature of TVM's own tests under the guard; checked again, and
+    hunted, on its example test alone."""
     with open(os.path.join(folder, "summary.json")) as handle:
         findings = json.load(handle)["findings"]
     return {f"suite {finding['signature']}": {"signatures": [finding["signature"]],
@@ -143,9 +143,15 @@ def _relay(proc: subprocess.Popen, folder: str) -> tuple[str, str]:
     return "".join(out), "".join(err)
 
 
-def shows(recheck: dict, signature: str, python: str, env: dict, timeout: float) -> bool | None:
+def shows(recheck: dict, signature: str, python: str, env: dict, timeout: float,
+          source: str = "") -> bool | None:
     """Does the row show `signature` when checked again alone on this build (None: the
-    check could not run)? A check row by its signatures, a script row by exit 1."""
+    check could not run)? A check row by its signatures, a script row by exit 1, a test of
+    TVM's suite by the findings of the guard on that test alone."""
+    if "test" in recheck:
+        from harness.versions.commit_bisect import suite_test_signatures
+        found = suite_test_signatures(python, env, source, recheck["test"], timeout)
+        return None if found is None else signature in found
     if "script" in recheck:
         argv = [python, recheck["script"]]
         cwd = os.path.dirname(recheck["script"])

@@ -153,16 +153,17 @@ class CommitProbe:
 
     The check is `harness check CASE` (judged by the signatures it shows), or with
     `script` a standalone reproducer run with the build's python (exit 1 reproduces,
-    0 does not, anything else cannot run here: skip)."""
+    0 does not, anything else cannot run here: skip), or with `test` one test of the
+    checkout's own suite under the guard (judged by the signatures of its findings)."""
 
     def __init__(self, source: str, build_dir: str, case: str, check_args: list[str],
                  jobs: int, ccache: bool, extra_packages: tuple[str, ...], timeout: float,
                  log: Callable[[str], None], store: str | None = None,
-                 script: str | None = None):
+                 script: str | None = None, test: str | None = None):
         self.source, self.build_dir, self.case = source, build_dir, case
         self.check_args, self.jobs, self.ccache = check_args, jobs, ccache
         self.extra_packages, self.timeout, self.log = extra_packages, timeout, log
-        self.store, self.script = store, script
+        self.store, self.script, self.test = store, script, test
         self.build_log_tail = ""   # the last build's failing lines, for a page
 
     def __call__(self, commit: str) -> bisect.Step:
@@ -218,6 +219,8 @@ class CommitProbe:
     def _check(self, commit: str, python: str, built_in: str, started: float,
                stats: BuildStats) -> bisect.Step:
         env = source_build.checkout_env(self.source, built_in, commit)
+        if self.test:
+            return self._run_test(commit, python, env, started, stats)
         if self.script:
             return self._run_script(commit, python, env, started, stats)
         argv = [python, "-m", "harness", "check", self.case, "--quiet", "--json",
@@ -237,6 +240,14 @@ class CommitProbe:
             summary = (proc.stderr.strip().splitlines() or [summary])[-1]
         return self._step(commit, code, started, summary, stats, signatures)
 
+    def _run_test(self, commit, python, env, started, stats) -> bisect.Step:
+        found = suite_test_signatures(python, env, self.source, self.test, self.timeout)
+        if found is None:
+            return self._step(commit, EXIT_CANNOT_TEST, started,
+                              f"{self.test} cannot run under the guard here", stats)
+        return self._step(commit, 1 if found else 0, started,
+                          "; ".join(found) or f"{self.test}: no finding", stats, found)
+
     def _run_script(self, commit, python, env, started, stats) -> bisect.Step:
         try:
             proc = subprocess.run([python, self.script], capture_output=True, text=True,
@@ -255,6 +266,30 @@ class CommitProbe:
         return bisect.Step(commit, code, round(time.monotonic() - started, 1),
                            not stats.reused, summary[:300], list(signatures),
                            dataclasses.asdict(stats))
+
+
+def suite_test_signatures(python: str, env: dict, source: str, test: str,
+                          timeout: float) -> list[str] | None:
+    """The guard's finding signatures on one test of TVM's suite (a pytest node id, from the
+    checkout's root), run alone by `guard-suite`; None when it cannot run here."""
+    import tempfile
+    file_part, _, rest = test.partition("::")
+    path = os.path.join(source, file_part)
+    if not os.path.exists(path):
+        return None
+    name = rest.split("::")[-1].split("[")[0]
+    with tempfile.TemporaryDirectory(prefix="harness-test-") as out:
+        argv = [python, "-m", "harness", "guard-suite", path, "--out", out,
+                "--allow-suite-failures", "--", "-k", name]
+        try:
+            subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
+                           cwd=paths.REPO_ROOT)
+            with open(os.path.join(out, "summary.json")) as handle:
+                findings = json.load(handle)["findings"]
+        except (subprocess.TimeoutExpired, OSError, ValueError):
+            return None
+    return sorted({finding["signature"] for finding in findings
+                   if finding["status"] != "unsupported"})
 
 
 # ---- the journal -------------------------------------------------------------------
