@@ -209,6 +209,16 @@ def test_a_build_that_stops_compiling_is_news_with_its_log_and_its_commit(branch
     assert (hunt.change, hunt.culprit, hunt.state) == (nights.BROKE, breaking, "found")
     assert "does not build" in hunt.report
     assert "expected &#x27;;&#x27;" in (tmp_path / "state" / "watch.html").read_text()
+    # still broken the next night: no news again (its hunt is the first night's); once it
+    # builds again, rows are compared with the last night that built, not the broken one
+    later = seeded_history.commit(repo, "[Docs] Later (#90009)", {"docs.md": lambda old: "y\n"})
+    assert _night(repo, tmp_path, bench, later) == 1   # broken still: exit 1, no new hunt
+    assert nights.WatchState(str(tmp_path / "state")).nights[-1].news == []
+    repaired = seeded_history.commit(repo, "[Arith] Repair (#90010)",
+                                     {"src/core.cc": lambda old: "int core;\n"})
+    assert _night(repo, tmp_path, bench, repaired) == 0
+    state = nights.WatchState(str(tmp_path / "state"))
+    assert state.nights[-1].previous == made["fix"] and state.nights[-1].news == []
 
 
 def test_an_interrupted_night_resumes_without_building_again(branch, tmp_path):

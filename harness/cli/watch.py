@@ -135,7 +135,7 @@ def watch(args, source: str, commit: str, bench) -> int:
         night = last
     else:
         night = _run_night(args, state, source, commit, bench)
-    previous = state.last_finished(before=commit)
+    previous = state.last_finished(before=commit, built=True)
     if previous is not None and not args.no_hunt:
         watch_hunts.open_hunts(state, night, previous)
         state.save()
@@ -149,7 +149,8 @@ def watch(args, source: str, commit: str, bench) -> int:
 
 def _run_night(args, state: nights.WatchState, source: str, commit: str,
                bench) -> nights.Night:
-    previous = state.last_finished(before=commit)
+    last = state.last_finished(before=commit)
+    previous = state.last_finished(before=commit, built=True)
     night = state.night_of(commit, commit_bisect.title(source, commit))
     log(f"watch: night {len(state.nights)} at {commit[:10]} {night.title[:70]}"
         + (f"; compared with {previous.commit[:10]} ({previous.started})" if previous
@@ -174,7 +175,7 @@ def _run_night(args, state: nights.WatchState, source: str, commit: str,
             night.done.append(item.name)
             state.save()
     if not night.news:
-        night.news = nights.changes(previous, night)
+        night.news = nights.changes(last, previous, night)
         night.previous = previous.commit if previous else ""
     watch_hunts.recheck(night, lambda recheck, signature: bench.shows(recheck, signature,
                                                                        runner), log)
@@ -238,7 +239,7 @@ def _summary(state: nights.WatchState, night: nights.Night) -> int:
         return EXIT_INTERNAL
     confirmed_bad = [news for news in night.news if news.state == nights.CONFIRMED
                      and news.change in (nights.NEW, nights.BROKE)]
-    return EXIT_VIOLATED if confirmed_bad else EXIT_PASS
+    return EXIT_VIOLATED if confirmed_bad or not night.build.get("ok") else EXIT_PASS
 
 
 def register(sub) -> None:

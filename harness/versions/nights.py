@@ -103,14 +103,15 @@ def pr_number(title: str) -> str:
     return match.group(1) if match else ""
 
 
-def changes(previous: Night | None, tonight: Night) -> list[News]:
-    """What tonight shows that the previous finished night did not, and the other way.
-    A row new tonight has no yesterday to compare with: it brings no news (its failures
-    are on the page, as the rows' own status)."""
+def changes(last: Night | None, previous: Night | None, tonight: Night) -> list[News]:
+    """What tonight shows that `previous` (the last finished night whose build worked) did
+    not, and the other way; a build that fails tonight after `last` (the last finished
+    night) built. A row new tonight has no yesterday to compare with: it brings no news
+    (its failures are on the page, as the rows' own status)."""
     if not tonight.build.get("ok", True):
-        if previous is not None and previous.build.get("ok", True):
+        if last is not None and last.build.get("ok", True):
             return [News("build", BUILD_FAILED, BROKE)]
-        return []
+        return []   # broken since an earlier night: its hunt is that night's
     if previous is None:
         return []
     found = []
@@ -147,10 +148,12 @@ class WatchState:
             json.dump(data, handle, indent=1)
         os.replace(self.path + ".tmp", self.path)
 
-    def last_finished(self, before: str | None = None) -> Night | None:
-        """The newest finished night (other than the one of commit `before`)."""
+    def last_finished(self, before: str | None = None, built: bool = False) -> Night | None:
+        """The newest finished night (other than the one of commit `before`; with `built`,
+        one whose build worked: the night rows are compared with)."""
         for night in reversed(self.nights):
-            if night.finished and night.commit != before:
+            if night.finished and night.commit != before and \
+                    (not built or night.build.get("ok", True)):
                 return night
         return None
 
