@@ -173,7 +173,8 @@ def _how(recheck: dict) -> str:
         return f"TVM's test `{recheck['test']}` under `python -m harness guard-suite`"
     if "script" in recheck:
         return f"the standalone reproducer `{os.path.basename(recheck['script'])}`"
-    return f"`python -m harness check {recheck.get('case')} {' '.join(recheck.get('args', []))}`"
+    return "`" + " ".join(["python -m harness check", recheck.get("case", ""),
+                           *recheck.get("args", [])]) + "`"
 
 
 def run_pending(state: nights.WatchState, source: str, bench, deadline: float,

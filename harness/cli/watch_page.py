@@ -20,6 +20,7 @@ STYLE = ("body{font-family:sans-serif;margin:1.5em}table{border-collapse:collaps
          ".pass{background:#9d9}.same{background:#bbb}.new{background:#d22}.gone{background:#36c}"
          ".flaky{background:#f90}.broken{background:#000}.none{background:#fff;border:1px solid "
          "#ddd}.top{border:2px solid #d22;padding:0.5em 1em;margin-bottom:1em}"
+         ".top.quiet{border-color:#36c}"
          "pre{white-space:pre-wrap;background:#f6f6f6;padding:0.5em}")
 
 
@@ -82,7 +83,10 @@ def _top(state: nights.WatchState) -> str:
         lines.append("<ul>" + "".join(items) + "</ul>")
     for error in night.build.get("errors", []):
         lines.append(f"<p><b>harness error</b> (not TVM's): {html.escape(error)}</p>")
-    return "<div class='top'>" + "".join(lines) + "</div>"
+    bad = not night.build.get("ok", True) or any(
+        news.change in (nights.NEW, nights.BROKE) and news.state != nights.FLAKY
+        for news in night.news)
+    return f"<div class='top{'' if bad else ' quiet'}'>" + "".join(lines) + "</div>"
 
 
 def _timeline(state: nights.WatchState) -> str:
