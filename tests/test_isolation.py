@@ -130,3 +130,29 @@ def test_a_kill_at_the_machines_memory_is_out_of_memory_not_a_crash(monkeypatch)
     starved = run_isolated(SMALL_CASE, options, timeout=300)
     assert starved.verdict == "unsupported", starved.violations
     assert "out of memory in stage injected" in starved.violations[-1].detail
+
+
+def test_a_time_cap_counts_the_time_a_child_had_not_a_pause_nor_a_loaded_machine(
+        monkeypatch, tmp_path):
+    """guard-suite's --file-timeout and the check's --timeout counted wall time: a paused
+    parent (its next poll saw the whole pause) or a loaded machine killed healthy children.
+    A pause counts one step; a loaded machine's second counts its share of a core; a hang
+    still runs out."""
+    import time
+
+    from harness.process import clock
+    from harness.process.isolate import run_command
+    now = [100.0]
+    monkeypatch.setattr(clock.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(clock.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    paused = clock.Clock(longest=1.0)
+    now[0] += 600.0                          # the parent was stopped for ten minutes
+    assert paused.tick() == 1.0
+    monkeypatch.setattr(clock.os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    monkeypatch.setattr(clock.os, "cpu_count", lambda: 2)
+    now[0] += 0.5
+    assert paused.tick() == 1.0 + 0.5 * 0.25  # eight runnable on two cores: a quarter
+    monkeypatch.undo()
+    started = time.monotonic()
+    code, timed_out = run_command(["sleep", "30"], str(tmp_path / "out.log"), 0.5)
+    assert timed_out and code is None and time.monotonic() - started < 25

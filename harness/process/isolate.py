@@ -25,6 +25,7 @@ from harness.options import Options
 from harness.paths import REPO_ROOT
 from harness.process import warm
 from harness.process.child import CRASH_INPUT
+from harness.process.clock import Clock
 from harness.tvmapi import loading
 from harness.verdict import BadInput, Outcome, PassRecord, Phase, Result, StageRecord, Violation
 
@@ -244,18 +245,19 @@ def _start(python, spec_path, events_path, stderr_path, env):
 def _supervise(child, timeout: float, interval: float,
                on_poll: Callable[[], None] | None = None) -> tuple[int, bool]:
     """(return code, timed out) of `child`, registered for cancel_all while it runs and
-    polling `on_poll`; past `timeout` its process group is killed. Raises Cancelled after
-    cancel_all() (a child it killed has no result, not a crash)."""
+    polling `on_poll`; past `timeout` of the child's time (Clock) its process group is
+    killed. Raises Cancelled after cancel_all() (a child it killed has no result, not a
+    crash)."""
     with _live_lock:
         _live.add(child)
-    deadline = time.monotonic() + timeout
+    clock = Clock(longest=max(1.0, 10 * interval))
     timed_out = False
     try:
         while child.poll() is None:
             if on_poll is not None:
                 on_poll()
             _raise_if_cancelled()
-            if time.monotonic() > deadline:
+            if clock.tick() > timeout:
                 timed_out = True
                 child.kill()
                 break
