@@ -35,9 +35,11 @@ def _tree(repo, relative):
 class ToyBench:
     """Builds nothing unless src/ says so; a check shows what the seeded files hold."""
 
-    def __init__(self, repo, flaky_once=False):
+    def __init__(self, repo, flaky_once=False, reproducers=None):
         self.repo, self.flaky_once, self.checks = repo, flaky_once, 0
         self.builds: list[str] = []
+        # {entry: the marker file whose presence makes its reproducer reproduce}
+        self.reproducers = reproducers or {}
 
     def _signatures(self) -> list[str]:
         found = []
@@ -61,7 +63,14 @@ class ToyBench:
         seeded_history.git(self.repo, "checkout", "-q", "--detach", commit)
         return commit
 
+    def _reproduces(self, marker):
+        return (self.repo / marker).exists()
+
     def run_item(self, item, runner, out, folder):
+        if item.name == "reproducers":
+            return {f"reproducer {entry}": {
+                "signatures": [nights.REPRODUCES] if self._reproduces(marker) else [],
+                "recheck": {"script": marker}} for entry, marker in self.reproducers.items()}, ""
         if not item.name.startswith("report-"):
             return {}, ""
         rows = {ROW: {"signatures": self._signatures(),
@@ -77,6 +86,8 @@ class ToyBench:
 
     def shows(self, recheck, signature, runner):
         self.checks += 1
+        if "script" in recheck:
+            return self._reproduces(recheck["script"])
         return signature in self._signatures()
 
     def stored(self, commit):
@@ -89,6 +100,9 @@ class ToyBench:
             if hunt.change == nights.BROKE:
                 code = 0 if self._compiles() else 1
                 return bisect.Step(commit, code, 1.0, True, "build", [], {"seconds": 60.0})
+            if "script" in hunt.recheck:
+                code = 1 if self._reproduces(hunt.recheck["script"]) else 0
+                return bisect.Step(commit, code, 1.0, False, "script", [], {"reused": True})
             shown = self._signatures()
             return bisect.Step(commit, 1 if shown else 0, 1.0, False,
                                "; ".join(shown) or "pass", shown, {"reused": True})
@@ -235,6 +249,50 @@ def test_an_interrupted_night_resumes_without_building_again(branch, tmp_path):
     assert bench.builds == []      # the build was recorded before the interruption
     state = nights.WatchState(str(tmp_path / "state"))
     assert len(state.nights) == 1 and state.nights[0].finished
+
+
+def test_two_reproducers_that_flip_one_night_are_two_hunts(branch, tmp_path):
+    """Judged by exit code, two reproducers' changes share the signature `reproduces`: each
+    is still its own question, with its own culprit."""
+    repo, made = branch
+    bench = ToyBench(repo, reproducers={"entry-a": "a.flag", "entry-b": "b.flag"})
+    _night(repo, tmp_path, bench, made["fix"], no_reproducers=False)
+    seeded_history.git(repo, "checkout", "-q", "main")
+    first = seeded_history.commit(repo, "[TIR] A (#90011)", {"a.flag": lambda old: "1\n"})
+    seeded_history.commit(repo, "[Docs] B (#90012)", {"docs.md": lambda old: "z\n"})
+    second = seeded_history.commit(repo, "[TIR] C (#90013)", {"b.flag": lambda old: "1\n"})
+    assert _night(repo, tmp_path, bench, second, no_reproducers=False) == 1
+    hunts = nights.WatchState(str(tmp_path / "state")).hunts.values()
+    assert sorted((hunt.row, hunt.culprit) for hunt in hunts) == [
+        ("reproducer entry-a", first), ("reproducer entry-b", second)]
+
+
+def test_a_row_lost_one_night_is_compared_with_the_night_before(branch, tmp_path):
+    """A night whose command failed (the harness's failure) has no row: the next night
+    compares that row with the last night that had it, and hunts from there."""
+    repo, made = branch
+
+    class Lossy(ToyBench):
+        def run_item(self, item, runner, out, folder):
+            return {}, "report-extract exited 4: a harness bug"
+
+    _night(repo, tmp_path, ToyBench(repo), made["base"])
+    assert _night(repo, tmp_path, Lossy(repo), made["ordinary-1"]) == 4
+    assert _night(repo, tmp_path, ToyBench(repo), made["ordinary-3"]) == 1
+    state = nights.WatchState(str(tmp_path / "state"))
+    assert {news.since for news in state.nights[-1].news} == {made["base"]}
+    assert {hunt.culprit for hunt in state.hunts.values()} == {made["mutation"],
+                                                               made["converter"]}
+
+
+def test_a_branch_moved_back_is_news_but_no_hunt(branch, tmp_path):
+    repo, made = branch
+    bench = ToyBench(repo)
+    _night(repo, tmp_path, bench, made["ordinary-3"])
+    assert _night(repo, tmp_path, bench, made["fix"]) == 0
+    assert _night(repo, tmp_path, bench, made["ordinary-1"]) == 0   # force-pushed back
+    night = nights.WatchState(str(tmp_path / "state")).nights[-1]
+    assert night.news and all("not hunted" in news.note for news in night.news)
 
 
 def test_watch_refuses_what_is_not_a_tvm_checkout(tmp_path):

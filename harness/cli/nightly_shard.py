@@ -6,9 +6,9 @@ op fuzz campaigns on both paths and, with `--tvm-tests`, TVM's own tests under t
 guard; each step is the harness's own command run as a child, carrying last night's rows
 from `--carry DIR` and leaving tonight's there for the next night. A step that finds news
 (exit 1) does not stop the others; the exit is the worst of them (4 over 1 over 0). Each
-finished step is written to OUT/shard-steps.json at once: run it again and it goes on
-with the steps left. The workflow's YAML calls this, so a person runs a shard here as CI
-does; `--dry-run` prints the commands.
+finished step is written to OUT/shard-steps.json at once: run it again with `--resume`
+and it goes on with the steps left. The workflow's YAML calls this, so a person runs a
+shard here as CI does; `--dry-run` prints the commands.
 """
 from __future__ import annotations
 
@@ -106,6 +106,8 @@ def cmd_nightly_shard(args) -> int:
             print(f"{step}: python -m harness {' '.join(argv)}")
         return EXIT_PASS
     os.makedirs(args.out, exist_ok=True)
+    if not args.resume and os.path.exists(_done_file(args.out)):
+        os.remove(_done_file(args.out))   # another night: every step again
     done = _read_done(args.out)
     worst = EXIT_PASS
     for number, (step, argv) in enumerate(planned, 1):
@@ -118,8 +120,15 @@ def cmd_nightly_shard(args) -> int:
             print(f"nightly-shard: [{number}/{len(planned)}] {step}: python -m harness "
                   f"{key}", file=sys.stderr, flush=True)
             started = time.monotonic()
+            # TVM's tests run from their checkout's root, as its CI runs them
+            cwd = os.path.dirname(os.path.dirname(args.tvm_tests)) if step == "suite" \
+                else REPO_ROOT
             code = subprocess.run([sys.executable, "-m", "harness", *argv],
-                                  cwd=REPO_ROOT).returncode
+                                  cwd=cwd).returncode
+            if code not in (EXIT_PASS, EXIT_VIOLATED, EXIT_INTERNAL):   # interrupted, killed
+                print(f"nightly-shard: {step} stopped (exit {code}); run again with --resume "
+                      "to go on", file=sys.stderr)
+                return code
             _mark_done(args.out, done, key, code, time.monotonic() - started)
             if args.carry:
                 _keep_for_tomorrow(args.out, args.carry, step)
@@ -148,5 +157,8 @@ def register(sub) -> None:
     p.add_argument("--steps", default=None,
                    help=f"comma-separated subset of {','.join(STEPS)} (default: all; suite "
                         "only with --tvm-tests)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip the steps OUT/shard-steps.json says finished (an interrupted "
+                        "run); without it every step runs")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     p.set_defaults(func=cmd_nightly_shard)

@@ -59,7 +59,8 @@ def _state_folder(args, source: str) -> str:
 
 def _extra_packages(args) -> tuple[str, ...]:
     cases = catalog.select_for_run(args.report, everything=True) if args.report else []
-    return envs.packages_for(cases)
+    # TVM's own tests need pytest in the build's environment (`--suite`)
+    return envs.packages_for(cases) + (("pytest",) if args.suite else ())
 
 
 class Bench:
@@ -78,6 +79,9 @@ class Bench:
         git(self.source, "checkout", "--quiet", "--detach", commit)
         started = time.monotonic()
         stats, failure, built_in = self.probe.build(commit)
+        if failure:   # once more (incremental) before a failure is news: not a flaky machine
+            log("watch: the build failed; building once more before it counts")
+            stats, failure, built_in = self.probe.build(commit)
         if not failure and self.store:
             build_store.keep(self.store, commit_bisect.compiled_key(self.source, commit),
                              built_in, commit, commit_bisect.title(self.source, commit))
@@ -109,10 +113,11 @@ class Bench:
         if hunt.change == nights.BROKE:
             return watch_hunts.build_probe(base)
         recheck = hunt.recheck
+        test = recheck.get("test") or recheck.get("suite_tests", {}).get(hunt.signature)
         return commit_bisect.CommitProbe(
             base.source, base.build_dir, recheck.get("case", ""), recheck.get("args", []),
             base.jobs, base.ccache, base.extra_packages, base.timeout, base.log,
-            store=base.store, script=recheck.get("script"), test=recheck.get("test"))
+            store=base.store, script=recheck.get("script"), test=test)
 
 
 def cmd_watch(args) -> int:
@@ -127,7 +132,6 @@ def cmd_watch(args) -> int:
 def watch(args, source: str, commit: str, bench) -> int:
     """One run: tonight's night (or the rest of an unfinished one), then the hunts."""
     state = nights.WatchState(_state_folder(args, source))
-    deadline = time.monotonic() + args.budget * 60
     last = state.nights[-1] if state.nights else None
     if last is not None and last.commit == commit and last.finished:
         log(f"watch: {commit[:10]} was watched already ({last.started}): no new commit; "
@@ -137,8 +141,9 @@ def watch(args, source: str, commit: str, bench) -> int:
         night = _run_night(args, state, source, commit, bench)
     previous = state.last_finished(before=commit, built=True)
     if previous is not None and not args.no_hunt:
-        watch_hunts.open_hunts(state, night, previous)
+        watch_hunts.open_hunts(state, night, previous, source)
         state.save()
+        deadline = time.monotonic() + args.budget * 60   # the budget is the hunts' alone
         watch_hunts.run_pending(state, source, bench, deadline, log)
     git(source, "checkout", "--quiet", "--detach", commit)   # the checkout as watched
     if args.record:
@@ -158,7 +163,13 @@ def _run_night(args, state: nights.WatchState, source: str, commit: str,
     if not night.build:
         night.build = {**bench.build(commit), "errors": []}
         state.save()
-    runner = bench.runner(commit, night.build["folder"]) if night.build["ok"] else None
+    runner = None
+    if night.build["ok"]:
+        try:
+            runner = bench.runner(commit, night.build["folder"])
+        except BadInput as exc:   # tonight's own tvm-ffi package does not build
+            night.build.update(ok=False, tail=f"its tvm-ffi package does not build: {exc}")
+            state.save()
     if runner is not None:
         items = watch_selection.plan(args.report, args.paths, not args.no_reproducers,
                                      args.fuzz_examples, args.fuzz_seed, args.suite)
@@ -175,10 +186,10 @@ def _run_night(args, state: nights.WatchState, source: str, commit: str,
             night.done.append(item.name)
             state.save()
     if not night.news:
-        night.news = nights.changes(last, previous, night)
+        night.news = nights.changes(last, state.built_before(commit), night)
         night.previous = previous.commit if previous else ""
-    watch_hunts.recheck(night, lambda recheck, signature: bench.shows(recheck, signature,
-                                                                       runner), log)
+    watch_hunts.recheck(night, state, lambda recheck, signature: bench.shows(
+        recheck, signature, runner), log)
     night.finished = True
     state.save()
     return night
@@ -208,16 +219,17 @@ def _record(state: nights.WatchState, night: nights.Night, ref: str) -> None:
 
 
 def _write_page(state: nights.WatchState, args) -> None:
+    if args.store and args.keep_builds:
+        for folder in build_store.prune(args.store, args.keep_builds):
+            log(f"watch: dropped the stored build {folder} (--keep-builds {args.keep_builds})")
     text = watch_page.page(state, args.ref)
     path = os.path.join(state.folder, "watch.html")
     with open(path, "w") as handle:
         handle.write(text)
     if args.page:
+        os.makedirs(os.path.dirname(os.path.abspath(args.page)), exist_ok=True)
         shutil.copyfile(path, args.page)
     log(f"watch: page {args.page or path}")
-    if args.store and args.keep_builds:
-        for folder in build_store.prune(args.store, args.keep_builds):
-            log(f"watch: dropped the stored build {folder} (--keep-builds {args.keep_builds})")
 
 
 def _summary(state: nights.WatchState, night: nights.Night) -> int:
@@ -287,6 +299,11 @@ def register(sub) -> None:
 
 
 def _check_options(args) -> None:
+    # the watch's children run from the harness's checkout or a script's folder: every
+    # folder given is made absolute here, as the caller meant it
+    for name in ("store", "state", "build_dir", "page"):
+        if getattr(args, name, None):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
     args.report = args.report if args.report is not None else list(DEFAULT_REPORT)
     args.paths = [path.strip() for path in args.paths.split(",") if path.strip()]
     from harness.options import PATH_NAMES

@@ -16,23 +16,33 @@ from typing import Callable
 
 from harness.cli.commit_bisect import CommitSearch, OutOfBudget
 from harness.signature import Pattern
-from harness.verdict import EXIT_CANNOT_TEST
+from harness.verdict import EXIT_CANNOT_TEST, BadInput
 from harness.versions import bisect, commit_bisect, nights
 from harness.versions.source_checkout import EnvironmentProblem
 
+BY_SIGNATURE = ("case", "test", "suite_tests")   # rechecks judged by what they show
 
-def recheck(night: nights.Night, shows: Callable[[dict, str], bool | None],
-            log: Callable[[str], None]) -> None:
+
+def recheck_of(state: nights.WatchState, news: nights.News) -> dict:
+    """How to check a news' row: the failing night's (a failure gone is checked as the
+    night that showed it checked it: its test, its script)."""
+    night = state.night_at(news.since) if news.change == nights.GONE else None
+    row = (night.rows if night else {}).get(news.row) or state.nights[-1].rows.get(news.row, {})
+    return row.get("recheck", {})
+
+
+def recheck(night: nights.Night, state: nights.WatchState,
+            shows: Callable[[dict, str], bool | None], log: Callable[[str], None]) -> None:
     """Each unchecked news of tonight checked again alone on the same build (`shows`:
-    whether a row's recheck shows a signature there, None when it cannot run)."""
+    whether a row's recheck shows a signature there, None when it cannot run). A build
+    failure was built twice already (the bench's build)."""
     for news in night.news:
         if news.state or news.change == nights.BROKE:
-            news.state = news.state or nights.CONFIRMED   # a build failure is deterministic
+            news.state = news.state or nights.CONFIRMED
             continue
-        row = night.rows[news.row]
-        signature = news.signature if {"case", "test"} & set(row["recheck"]) \
-            else nights.REPRODUCES
-        again = shows(row["recheck"], signature)
+        how = recheck_of(state, news)
+        signature = news.signature if set(BY_SIGNATURE) & set(how) else nights.REPRODUCES
+        again = shows(how, signature)
         expected = news.change == nights.NEW
         news.state = nights.UNCHECKED if again is None else \
             nights.CONFIRMED if again is expected else nights.FLAKY
@@ -40,22 +50,35 @@ def recheck(night: nights.Night, shows: Callable[[dict, str], bool | None],
             f"{news.state}" + ("" if again is not None else " (the check could not run)"))
 
 
-def open_hunts(state: nights.WatchState, night: nights.Night, previous: nights.Night) -> None:
+def _same_question(hunt: nights.Hunt, news: nights.News, how: dict, old: str, new: str) -> bool:
+    """A hunt already asks this: the same change of the same signature over the same range
+    (by exit code, only of the same reproducer: each is its own question)."""
+    if (hunt.old, hunt.new, hunt.change, hunt.signature) != (old, new, news.change,
+                                                             news.signature):
+        return False
+    return bool(set(BY_SIGNATURE) & set(how)) or hunt.recheck == how
+
+
+def open_hunts(state: nights.WatchState, night: nights.Night, previous: nights.Night,
+               source: str) -> None:
     """One hunt per confirmed change and signature (the first row showing it is its
-    check): a bug that shows on ten models is one culprit to find."""
+    check): a bug that shows on ten models is one culprit to find. Over a range that is
+    not history (the branch was moved back or rewritten) nothing is hunted, said so."""
     for news in night.news:
         if news.state != nights.CONFIRMED or news.hunt:
             continue
-        same = next((hunt for hunt in state.hunts.values() if hunt.new == night.commit
-                     and hunt.change == news.change and hunt.signature == news.signature),
-                    None)
+        old = news.since or previous.commit
+        if not commit_bisect.is_ancestor(source, old, night.commit):
+            news.note = f"not hunted: {old[:10]} is not in {night.commit[:10]}'s history"
+            continue
+        how = recheck_of(state, news)
+        same = next((hunt for hunt in state.hunts.values()
+                     if _same_question(hunt, news, how, old, night.commit)), None)
         if same is None:
-            recheck_of = night.rows.get(news.row, {}).get("recheck", {})
-            if news.change == nights.GONE:   # the failing end's row says how to check it
-                recheck_of = previous.rows.get(news.row, {}).get("recheck", recheck_of)
-            same = nights.Hunt(nights.hunt_id(news, previous.commit, night.commit),
-                               news.change, news.row, news.signature, recheck_of,
-                               previous.commit, night.commit,
+            same = nights.Hunt(nights.hunt_id(news, old, night.commit) if set(BY_SIGNATURE)
+                               & set(how) else nights.hunt_id(news, old, night.commit,
+                                                              str(sorted(how.items()))),
+                               news.change, news.row, news.signature, how, old, night.commit,
                                opened=time.strftime("%Y-%m-%d %H:%M"))
             state.hunts[same.id] = same
         news.hunt = same.id
@@ -79,7 +102,7 @@ class _BuildProbe:
 
 
 def _terms(hunt: nights.Hunt) -> commit_bisect.Terms:
-    if hunt.change == nights.BROKE or not {"case", "test"} & set(hunt.recheck):
+    if hunt.change == nights.BROKE or not set(BY_SIGNATURE) & set(hunt.recheck):
         return commit_bisect.Terms(bisect.Judge(), hunt.fixed)   # by exit code
     return commit_bisect.Terms(bisect.Judge(Pattern.parse(hunt.signature)), hunt.fixed)
 
@@ -89,10 +112,14 @@ def run_hunt(hunt: nights.Hunt, source: str, state_folder: str, bench, deadline:
     """Search for the hunt's commit until found or the deadline; the journal keeps steps."""
     journal = bisect.State(os.path.join(state_folder, "hunts", f"{hunt.id}.json"))
     os.makedirs(os.path.dirname(journal.path), exist_ok=True)
+    try:
+        terms = _terms(hunt)
+        base, commits = commit_bisect.range_of(source, hunt.old, hunt.new)
+    except (BadInput, EnvironmentProblem) as exc:   # this hunt's range or signature, not all
+        hunt.state, hunt.progress = "gave-up", f"cannot search: {exc}"
+        return
     probe = bench.probe_for(hunt)
     search = CommitSearch(source, journal, probe, deadline)
-    terms = _terms(hunt)
-    base, commits = commit_bisect.range_of(source, hunt.old, hunt.new)
     candidates = [base] + commits
     log(f"watch: hunt {hunt.id}: {hunt.change} {hunt.signature[:80]} over {len(commits)} "
         f"commits {base[:10]}..{hunt.new[:10]} ({terms.describe()})")
@@ -120,15 +147,19 @@ def run_hunt(hunt: nights.Hunt, source: str, state_folder: str, bench, deadline:
         hunt.progress = (f"{culprit[:10]} is {culprit_state} and its parent {parent[:10]} "
                          f"{parent_state}: the night's ends disagree with their checks")
         return
-    hunt.state, hunt.culprit, hunt.parent = "found", culprit, parent
+    hunt.culprit, hunt.parent = culprit, parent
     hunt.culprit_title = commit_bisect.title(source, culprit)
     hunt.pr = nights.pr_number(hunt.culprit_title)
     hunt.said = journal.steps[culprit].summary
     hunt.parent_said = journal.steps[parent].summary if parent in journal.steps else \
         "skipped (could not be tested)"
-    if skipped:
-        hunt.progress = (f"{len(skipped)} commits around it could not be tested: the culprit "
-                         "is among them or this one")
+    if skipped:   # no proof: an untested commit may be it; no report, nothing recorded
+        hunt.state = "narrowed"
+        hunt.progress = (f"{len(skipped)} commits before it could not be tested "
+                         f"({', '.join(commit[:10] for commit in skipped)}): the culprit is "
+                         "among them or this one")
+        return
+    hunt.state = "found"
     hunt.report = report_text(hunt)
     log(f"watch: hunt {hunt.id}: {'fixed by' if hunt.fixed else 'introduced by'} "
         f"{culprit[:10]} {hunt.culprit_title} ({hunt.steps} checks, {hunt.builds} builds)")

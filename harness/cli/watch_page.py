@@ -58,9 +58,8 @@ def _culprits_in(night: nights.Night, hunts: list[nights.Hunt]) -> str:
 
 def _top(state: nights.WatchState) -> str:
     night = state.nights[-1]
-    previous = next((n for n in reversed(state.nights[:-1]) if n.finished), None)
-    since = f" since {_commit(previous.commit)}" if previous else " (the first night: nothing " \
-        "to compare with)"
+    since = f" since {_commit(night.previous)}" if night.previous else \
+        " (nothing to compare with yet)"
     lines = [f"<h2>Latest: {_commit(night.commit, night.title)}{since}</h2>"]
     if not night.build.get("ok", True):
         tail = html.escape(night.build.get("tail", ""))
@@ -76,9 +75,10 @@ def _top(state: nights.WatchState) -> str:
                      f"{_commit(hunt.culprit, hunt.culprit_title)}{_pr(hunt)}")
         elif hunt:
             where = f": hunt {hunt.state} ({html.escape(hunt.progress or 'not started')})"
+        note = f" ({html.escape(news.note)})" if news.note else ""
         items.append(f"<li><b>{news.change}</b> ({news.state or 'not checked again'}) "
                      f"<code>{html.escape(news.row)}</code>: "
-                     f"<code>{html.escape(news.signature)}</code>{where}")
+                     f"<code>{html.escape(news.signature)}</code>{where}{note}")
     if items:
         lines.append("<ul>" + "".join(items) + "</ul>")
     for error in night.build.get("errors", []):

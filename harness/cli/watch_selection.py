@@ -34,7 +34,7 @@ def _report_rows(folder: str, stdout: str) -> dict:
     found = {}
     for row in rows:
         path, layout, target = row.get("path", "extract"), row.get("layout"), row.get("target")
-        if row["verdict"] == "unsupported":   # cannot test here: no row to compare
+        if row["verdict"] in ("unsupported", "harness-error"):   # nothing TVM did: no row
             continue
         found[f"report {path} {row['case']} {layout} {target}"] = {
             "signatures": sorted(set(row.get("signatures", []))),
@@ -64,13 +64,18 @@ def _fuzz_rows(name: str) -> Callable[[str, str], dict]:
 
 
 def _suite_rows(folder: str, stdout: str) -> dict:
-    """One row per finding signature of TVM's own tests under the guard; checked again, and
-    hunted, on its example test alone."""
+    """TVM's own tests under the guard as one row: every finding's signature, each checked
+    again (and hunted) on its example test alone. No test ran: the harness's failure (its
+    environment cannot run the suite), never a night without findings."""
     with open(os.path.join(folder, "summary.json")) as handle:
-        findings = json.load(handle)["findings"]
-    return {f"suite {finding['signature']}": {"signatures": [finding["signature"]],
-                                              "recheck": {"test": finding["example_test"]}}
-            for finding in findings if finding["status"] != "unsupported"}
+        summary = json.load(handle)
+    if summary.get("suite_status") == "no-tests":
+        raise ValueError("no test of the suite ran (is pytest in the build's environment?)")
+    findings = [finding for finding in summary["findings"]
+                if finding["status"] != "unsupported"]
+    return {"suite": {"signatures": sorted({finding["signature"] for finding in findings}),
+                      "recheck": {"suite_tests": {finding["signature"]: finding["example_test"]
+                                                  for finding in findings}}}}
 
 
 def plan(patterns: list[str], paths: list[str], reproducers: bool, fuzz_examples: int,
@@ -96,7 +101,7 @@ def plan(patterns: list[str], paths: list[str], reproducers: bool, fuzz_examples
     if suite:
         items.append(Item("guard-suite", ("guard-suite", *(os.path.join("{source}", folder)
                                                            for folder in suite),
-                                          "--out", "{out}", "--jobs", "1",
+                                          "--out", "{out}", "--jobs", "1", "--fresh",
                                           "--allow-suite-failures"), _suite_rows))
     return items
 
@@ -117,13 +122,14 @@ def run_item(item: Item, python: str, env: dict, folder: str, where: dict[str, s
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     stdout, stderr = _relay(proc, folder)
-    if proc.returncode not in (0, 1):
-        tail = (stderr.strip().splitlines() or ["?"])[-1]
-        return {}, f"{item.name} exited {proc.returncode}: {tail}"
+    error = ""
+    if proc.returncode not in (0, 1):   # its rows that were decided still stand
+        error = f"{item.name} exited {proc.returncode}: " \
+            f"{(stderr.strip().splitlines() or ['?'])[-1]}"
     try:
-        return item.read(folder, stdout), ""
+        return item.read(folder, stdout), error
     except (OSError, ValueError, KeyError) as exc:
-        return {}, f"{item.name} left nothing to read ({type(exc).__name__}: {exc})"
+        return {}, error or f"{item.name} left nothing to read ({type(exc).__name__}: {exc})"
 
 
 def _relay(proc: subprocess.Popen, folder: str) -> tuple[str, str]:
@@ -148,9 +154,12 @@ def shows(recheck: dict, signature: str, python: str, env: dict, timeout: float,
     """Does the row show `signature` when checked again alone on this build (None: the
     check could not run)? A check row by its signatures, a script row by exit 1, a test of
     TVM's suite by the findings of the guard on that test alone."""
-    if "test" in recheck:
+    test = recheck.get("test") or recheck.get("suite_tests", {}).get(signature)
+    if "test" in recheck or "suite_tests" in recheck:
+        if not test:
+            return None
         from harness.versions.commit_bisect import suite_test_signatures
-        found = suite_test_signatures(python, env, source, recheck["test"], timeout)
+        found = suite_test_signatures(python, env, source, test, timeout)
         return None if found is None else signature in found
     if "script" in recheck:
         argv = [python, recheck["script"]]

@@ -58,6 +58,12 @@ def resolve(source: str, ref: str) -> str:
                    "`git -C SOURCE log --oneline` lists them")
 
 
+def is_ancestor(source: str, ancestor: str, commit: str) -> bool:
+    """Whether `ancestor` is in `commit`'s history (False too when git knows neither)."""
+    return subprocess.run(["git", "-C", source, "merge-base", "--is-ancestor", ancestor,
+                           commit], capture_output=True).returncode == 0
+
+
 def title(source: str, commit: str) -> str:
     return source_checkout.git(source, "log", "-1", "--format=%s", commit)
 
@@ -271,7 +277,8 @@ class CommitProbe:
 def suite_test_signatures(python: str, env: dict, source: str, test: str,
                           timeout: float) -> list[str] | None:
     """The guard's finding signatures on one test of TVM's suite (a pytest node id, from the
-    checkout's root), run alone by `guard-suite`; None when it cannot run here."""
+    checkout's root), run alone by `guard-suite`; None when it cannot run here or is not
+    there (a commit before the test was written is no evidence either way)."""
     import tempfile
     file_part, _, rest = test.partition("::")
     path = os.path.join(source, file_part)
@@ -285,9 +292,12 @@ def suite_test_signatures(python: str, env: dict, source: str, test: str,
             subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
                            cwd=paths.REPO_ROOT)
             with open(os.path.join(out, "summary.json")) as handle:
-                findings = json.load(handle)["findings"]
+                summary = json.load(handle)
         except (subprocess.TimeoutExpired, OSError, ValueError):
             return None
+    if summary.get("suite_status") == "no-tests":   # not at this commit: cannot test it
+        return None
+    findings = summary["findings"]
     return sorted({finding["signature"] for finding in findings
                    if finding["status"] != "unsupported"})
 

@@ -34,6 +34,8 @@ class News:
     change: str              # NEW | GONE | BROKE
     state: str = ""          # "" not yet | CONFIRMED | FLAKY | UNCHECKED (never hunted)
     hunt: str = ""           # the hunt's id, once one follows it
+    since: str = ""          # the commit of the night it is compared with (the row's last)
+    note: str = ""           # why a confirmed change is not hunted
 
     @property
     def key(self) -> str:
@@ -74,7 +76,7 @@ class Hunt:
     old: str                 # the last commit without the change
     new: str                 # the first night's commit with it
     opened: str = ""
-    state: str = "pending"   # pending | found | not-proven | gave-up
+    state: str = "pending"   # pending | found | narrowed (skips) | not-proven | gave-up
     culprit: str = ""
     culprit_title: str = ""
     pr: str = ""
@@ -92,9 +94,10 @@ class Hunt:
         return self.change == GONE
 
 
-def hunt_id(news: News, old: str, new: str) -> str:
+def hunt_id(news: News, old: str, new: str, extra: str = "") -> str:
     import hashlib
-    return hashlib.sha256(f"{news.change} {news.signature} {old} {new}".encode()).hexdigest()[:12]
+    text = f"{news.change} {news.signature} {old} {new} {extra}"
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def pr_number(title: str) -> str:
@@ -103,25 +106,27 @@ def pr_number(title: str) -> str:
     return match.group(1) if match else ""
 
 
-def changes(last: Night | None, previous: Night | None, tonight: Night) -> list[News]:
-    """What tonight shows that `previous` (the last finished night whose build worked) did
-    not, and the other way; a build that fails tonight after `last` (the last finished
-    night) built. A row new tonight has no yesterday to compare with: it brings no news
-    (its failures are on the page, as the rows' own status)."""
+def changes(last: Night | None, earlier: list[Night], tonight: Night) -> list[News]:
+    """What tonight shows that the row's last night did not, and the other way: each row
+    compared with the newest of `earlier` (finished nights whose build worked, newest
+    first) that has it, so a row a night lost (its command failed: the harness's, not
+    TVM's) is compared with the night before. A build that fails tonight after `last` (the
+    last finished night) built. A row no earlier night has brings no news (its failures
+    are on the page, as the rows' own status)."""
     if not tonight.build.get("ok", True):
         if last is not None and last.build.get("ok", True):
-            return [News("build", BUILD_FAILED, BROKE)]
+            return [News("build", BUILD_FAILED, BROKE, since=last.commit)]
         return []   # broken since an earlier night: its hunt is that night's
-    if previous is None:
-        return []
     found = []
     for name, row in sorted(tonight.rows.items()):
-        before = previous.rows.get(name)
+        before = next((night for night in earlier if name in night.rows), None)
         if before is None:
             continue
-        now, then = set(row["signatures"]), set(before["signatures"])
-        found += [News(name, signature, NEW) for signature in sorted(now - then)]
-        found += [News(name, signature, GONE) for signature in sorted(then - now)]
+        now, then = set(row["signatures"]), set(before.rows[name]["signatures"])
+        found += [News(name, signature, NEW, since=before.commit)
+                  for signature in sorted(now - then)]
+        found += [News(name, signature, GONE, since=before.commit)
+                  for signature in sorted(then - now)]
     return found
 
 
@@ -156,6 +161,14 @@ class WatchState:
                     (not built or night.build.get("ok", True)):
                 return night
         return None
+
+    def built_before(self, commit: str) -> list[Night]:
+        """Finished nights whose build worked, newest first, but the one of `commit`."""
+        return [night for night in reversed(self.nights) if night.finished
+                and night.commit != commit and night.build.get("ok", True)]
+
+    def night_at(self, commit: str) -> Night | None:
+        return next((night for night in reversed(self.nights) if night.commit == commit), None)
 
     def night_of(self, commit: str, title: str) -> Night:
         """Tonight's record: an unfinished one of this commit is resumed."""
