@@ -189,14 +189,18 @@ def report_text(hunt: nights.Hunt) -> str:
         return (f"apache/tvm {hunt.culprit[:12]}{pr}, \"{hunt.culprit_title}\", does not build "
                 f"on CPU (LLVM, gcc) where its parent {hunt.parent[:12]} does: {hunt.said}")
     how = _how(hunt.recheck)
+    entry = hunt.row.removeprefix("reproducer ") if hunt.row.startswith("reproducer ") else ""
+    registered = f"\n\nThe registered issue's own report: `python -m harness upstream {entry}`" \
+        " (`watch --record` writes this commit into its entry)." if entry else ""
     if hunt.fixed:
         return (f"Fixed by apache/tvm {hunt.culprit[:12]}{pr}, \"{hunt.culprit_title}\": "
                 f"{how} no longer shows `{hunt.signature}`; its parent {hunt.parent[:12]} "
-                f"still does ({hunt.parent_said}).")
+                f"still does ({hunt.parent_said}).{registered}")
     return (f"Since apache/tvm {hunt.culprit[:12]}{pr}, \"{hunt.culprit_title}\", {how} shows\n\n"
             f"    {hunt.signature}\n\nIts parent {hunt.parent[:12]} does not "
             f"({hunt.parent_said}). Found by the harness watching main (night "
-            f"{hunt.old[:10]}..{hunt.new[:10]}, {hunt.steps} checks, {hunt.builds} builds).")
+            f"{hunt.old[:10]}..{hunt.new[:10]}, {hunt.steps} checks, {hunt.builds} builds)."
+            f"{registered}")
 
 
 def _how(recheck: dict) -> str:
