@@ -32,6 +32,18 @@ for _name, _examples in (("dev", 10), ("ci", 30), ("nightly", 300)):
                               database=_database, suppress_health_check=_slow_ok)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--random-order", type=int, default=None, metavar="SEED",
+                     help="our own suite: run the xdist groups in an order drawn from SEED "
+                          "instead of longest first (a test that passes only after another "
+                          "shows; repeat with other seeds). The seed is printed in the header")
+
+
+def pytest_report_header(config):
+    seed = config.getoption("random_order")
+    return None if seed is None else f"random order: --random-order {seed}"
+
+
 def pytest_configure(config):
     # --hypothesis-profile (hypothesis's own option) wins over the environment variable.
     if not config.getoption("hypothesis_profile", default=None):
@@ -69,6 +81,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if xdist_group(item) in NIGHTLY_GROUPS:
             item.add_marker(pytest.mark.nightly)
+    seed = config.getoption("random_order")
+    if seed is not None:   # the same order in every xdist worker: drawn from the seed alone
+        import random
+        groups = sorted({xdist_group(item) for item in items})
+        random.Random(seed).shuffle(groups)
+        rank = {group: index for index, group in enumerate(groups)}
+        items.sort(key=lambda item: rank[xdist_group(item)])
+        return
     seconds = group_seconds(items, shards.read_durations(DURATIONS))
     items.sort(key=lambda item: -seconds[xdist_group(item)])
 

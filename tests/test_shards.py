@@ -199,3 +199,17 @@ def test_the_nightly_shard_job_is_one_command_a_person_runs_here():
     assert planned("1/16") == ["report", "report-compile", "passes"] + ["targets"] * 5 + \
         ["fuzz", "fuzz"]
     assert planned("2/16") == ["report", "report-compile", "passes", "fuzz", "fuzz"]
+
+
+@pytest.mark.nightly   # three pytest collections, each importing TVM: 15 s
+def test_our_suite_runs_in_an_order_drawn_from_a_seed():
+    """`pytest --random-order SEED`: a test that passes only after another shows when the
+    order changes; the same seed gives the same order (every xdist worker draws it)."""
+    def order(seed):
+        proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0",
+                               "--random-order", str(seed), "tests/test_watch.py",
+                               "tests/test_shards.py"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=300)
+        return [line for line in proc.stdout.splitlines() if "::" in line]
+    first = order(1)
+    assert first and order(1) == first and order(2) != first and sorted(order(2)) == sorted(first)
