@@ -193,9 +193,12 @@ def report_text(hunt: nights.Hunt) -> str:
     registered = f"\n\nThe registered issue's own report: `python -m harness upstream {entry}`" \
         " (`watch --record` writes this commit into its entry)." if entry else ""
     if hunt.fixed:
+        # a failure gone may be masked, not fixed: what the commit shows instead is said
+        instead = f" It shows instead: {hunt.said}." if hunt.said and \
+            hunt.said not in ("pass", "does not reproduce") else ""
         return (f"Fixed by apache/tvm {hunt.culprit[:12]}{pr}, \"{hunt.culprit_title}\": "
                 f"{how} no longer shows `{hunt.signature}`; its parent {hunt.parent[:12]} "
-                f"still does ({hunt.parent_said}).{registered}")
+                f"still does ({hunt.parent_said}).{instead}{registered}")
     return (f"Since apache/tvm {hunt.culprit[:12]}{pr}, \"{hunt.culprit_title}\", {how} shows\n\n"
             f"    {hunt.signature}\n\nIts parent {hunt.parent[:12]} does not "
             f"({hunt.parent_said}). Found by the harness watching main (night "
