@@ -2,9 +2,9 @@
 
 Builds the checkout's REF (incrementally, ccache, or from the build store), runs the
 selection against that build (registered reproducers, catalog cases on each path, op
-fuzz campaigns: the harness's own commands, cli/watch_selection), compares every row
-with the last finished night, checks each change again on the same build (flaky ones
-are never searched), and hunts the commit behind each change that repeats within
+fuzz campaigns, TVM's own tests: the harness's own commands, cli/watch_selection),
+compares every row with the last night that had it, checks each change again on the same
+build (flaky ones are never searched), and hunts the commit behind each change that repeats within
 `--budget` minutes (cli/watch_hunts); a hunt that runs out resumes on the next run. The
 state (STATE/watch.json, each night's folder, the hunts' journals) makes every run
 resumable: run it again after an interruption and it goes on where it stopped. The
