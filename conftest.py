@@ -93,6 +93,28 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: -seconds[xdist_group(item)])
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """The skip budget (tests/skip_budget.py): on the pinned stack a skip that names no
+    part the machine may lack fails the run. The xdist controller holds every report."""
+    if hasattr(session.config, "workerinput"):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    import skip_budget
+    reasons = [skip_budget.reason_of(report) for report in reporter.stats.get("skipped", [])]
+    odd = skip_budget.unexpected(reasons)
+    if not odd:
+        return
+    pinned = skip_budget.on_pinned_stack()
+    reporter.write_sep("=", f"{len(odd)} skips no missing part of this machine explains"
+                       + ("" if pinned else " (listed: not on the pinned stack)"), red=pinned)
+    for reason in sorted(set(odd)):
+        reporter.write_line(f"  {odd.count(reason)} x {reason}")
+    if pinned and exitstatus == 0:
+        session.exitstatus = 1
+
+
 @pytest.fixture(scope="session")
 def reproducer_runner():
     """Reproducers (registered, or a test's repro.py) forked from one parent per pytest

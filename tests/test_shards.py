@@ -213,3 +213,13 @@ def test_our_suite_runs_in_an_order_drawn_from_a_seed():
         return [line for line in proc.stdout.splitlines() if "::" in line]
     first = order(1)
     assert first and order(1) == first and order(2) != first and sorted(order(2)) == sorted(first)
+
+
+def test_a_skip_no_missing_part_explains_is_refused_on_the_pinned_stack():
+    """The skip budget: what a machine may lack is a skip; a catalog case that could not be
+    tested on a TVM that imports (the jump from 1 to 83 skips) is not."""
+    import skip_budget
+    assert skip_budget.unexpected(["--path tune needs the tune extra",
+                                   "torch is not installed here: pip install -e '.[torch]'"]) == []
+    assert skip_budget.unexpected(["cannot test on this TVM: no converter for Foo"]) == [
+        "cannot test on this TVM: no converter for Foo"]
