@@ -573,7 +573,7 @@ def test_one_test_of_a_suite_is_checked_alone_for_a_hunt(suite):
     suite: the guard on that one test, its findings' signatures (None: cannot run)."""
     import sys
 
-    from harness.versions.commit_bisect import suite_test_signatures
+    from harness.versions.suite_test import signatures as suite_test_signatures
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([without_torch(NO_TORCH_DIR), ROOT]))
     found = suite_test_signatures(sys.executable, env, str(suite),
                                   "test_seeded.py::test_mutating_pass_in_own_context", 300)

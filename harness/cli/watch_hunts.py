@@ -75,9 +75,9 @@ def open_hunts(state: nights.WatchState, night: nights.Night, previous: nights.N
         same = next((hunt for hunt in state.hunts.values()
                      if _same_question(hunt, news, how, old, night.commit)), None)
         if same is None:
-            same = nights.Hunt(nights.hunt_id(news, old, night.commit) if set(BY_SIGNATURE)
-                               & set(how) else nights.hunt_id(news, old, night.commit,
-                                                              str(sorted(how.items()))),
+            # judged by exit code, each reproducer is its own question: its check in the id
+            by_code = "" if set(BY_SIGNATURE) & set(how) else str(sorted(how.items()))
+            same = nights.Hunt(nights.hunt_id(news, old, night.commit, by_code),
                                news.change, news.row, news.signature, how, old, night.commit,
                                opened=time.strftime("%Y-%m-%d %H:%M"))
             state.hunts[same.id] = same

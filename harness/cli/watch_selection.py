@@ -158,8 +158,8 @@ def shows(recheck: dict, signature: str, python: str, env: dict, timeout: float,
     if "test" in recheck or "suite_tests" in recheck:
         if not test:
             return None
-        from harness.versions.commit_bisect import suite_test_signatures
-        found = suite_test_signatures(python, env, source, test, timeout)
+        from harness.versions import suite_test
+        found = suite_test.signatures(python, env, source, test, timeout)
         return None if found is None else signature in found
     if "script" in recheck:
         argv = [python, recheck["script"]]

@@ -36,7 +36,14 @@ from typing import Callable
 from harness import paths
 from harness.signature import Pattern
 from harness.verdict import EXIT_CANNOT_TEST, BadInput
-from harness.versions import bisect, build_store, envs, source_build, source_checkout
+from harness.versions import (
+    bisect,
+    build_store,
+    envs,
+    source_build,
+    source_checkout,
+    suite_test,
+)
 
 COMPILED_INPUTS = ("src", "include", "cmake", "CMakeLists.txt", "3rdparty")
 BUILD_KEY = "harness-build-key"   # in the build folder: the compiled inputs it holds
@@ -247,7 +254,7 @@ class CommitProbe:
         return self._step(commit, code, started, summary, stats, signatures)
 
     def _run_test(self, commit, python, env, started, stats) -> bisect.Step:
-        found = suite_test_signatures(python, env, self.source, self.test, self.timeout)
+        found = suite_test.signatures(python, env, self.source, self.test, self.timeout)
         if found is None:
             return self._step(commit, EXIT_CANNOT_TEST, started,
                               f"{self.test} cannot run under the guard here", stats)
@@ -272,34 +279,6 @@ class CommitProbe:
         return bisect.Step(commit, code, round(time.monotonic() - started, 1),
                            not stats.reused, summary[:300], list(signatures),
                            dataclasses.asdict(stats))
-
-
-def suite_test_signatures(python: str, env: dict, source: str, test: str,
-                          timeout: float) -> list[str] | None:
-    """The guard's finding signatures on one test of TVM's suite (a pytest node id, from the
-    checkout's root), run alone by `guard-suite`; None when it cannot run here or is not
-    there (a commit before the test was written is no evidence either way)."""
-    import tempfile
-    file_part, _, rest = test.partition("::")
-    path = os.path.join(source, file_part)
-    if not os.path.exists(path):
-        return None
-    name = rest.split("::")[-1].split("[")[0]
-    with tempfile.TemporaryDirectory(prefix="harness-test-") as out:
-        argv = [python, "-m", "harness", "guard-suite", path, "--out", out,
-                "--allow-suite-failures", "--", "-k", name]
-        try:
-            subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
-                           cwd=paths.REPO_ROOT)
-            with open(os.path.join(out, "summary.json")) as handle:
-                summary = json.load(handle)
-        except (subprocess.TimeoutExpired, OSError, ValueError):
-            return None
-    if summary.get("suite_status") == "no-tests":   # not at this commit: cannot test it
-        return None
-    findings = summary["findings"]
-    return sorted({finding["signature"] for finding in findings
-                   if finding["status"] != "unsupported"})
 
 
 # ---- the journal -------------------------------------------------------------------
