@@ -27,6 +27,7 @@ class Options:
     inject_pass: str | None = None     # MODULE:FUNC or path/to/file.py:FUNC
     inject_before: str | None = None   # the stage the injected pass runs before (default: final)
     full_copies: bool = False          # also run the whole path on each copy
+    answers: bool = True               # compile path: run the executable, compare numbers
     desired_layouts: dict | None = None  # ConvertLayout's map; overrides `layout`
     checks: bool = True                # False: bare extraction, for benchmarks
     path: str = "extract"              # extract | tune | compile (PATHS)

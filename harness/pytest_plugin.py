@@ -53,6 +53,8 @@ def pytest_addoption(parser):
                     help="seconds before a case's child is killed (verdict timeout)")
     group.addoption("--harness-full-copies", action="store_true",
                     help="also run the whole path over each copy of the source")
+    group.addoption("--harness-no-answers", action="store_true",
+                    help="compile path: do not run the executable and compare its numbers")
     group.addoption("--harness-shard", default=None, metavar="K/N",
                     help="collect only the K-th of N shards of the items (1-based), balanced "
                          "by --harness-durations (TVM_NUM_SHARDS is left to TVM's own suites)")
@@ -274,7 +276,8 @@ def case_result(request, catalog_case, harness_path, harness_target, _harness_re
     config = request.config
     options = Options(layout=config.getoption("harness_layout") or catalog_case.layout,
                       target=harness_target, path=harness_path,
-                      full_copies=config.getoption("harness_full_copies"))
+                      full_copies=config.getoption("harness_full_copies"),
+                      answers=not config.getoption("harness_no_answers"))
     key = (catalog_case.id, tuple(sorted(options.to_json().items())))
     if key not in _harness_results:
         _harness_results[key] = run_isolated(catalog_case.id, options,

@@ -48,6 +48,8 @@ def _message(violation: Violation) -> str:
         return ""
     if violation.kind == Outcome.CRASH:
         return violation.signal or ""
+    if violation.kind == Outcome.WRONG_RESULT:   # its numbers vary; what it was compared with
+        return normalize(violation.access_path)
     return normalize(violation.detail)
 
 

@@ -51,6 +51,8 @@ class Outcome(enum.StrEnum):
     MUTATED = ("mutated", True, EXIT_VIOLATED, RUN, "a pass or stage changed its input")
     LOSSY_ROUNDTRIP = ("lossy-roundtrip", True, EXIT_VIOLATED, RUN,
                        "a copy lost a field, equality or what the module compiles to")
+    WRONG_RESULT = ("wrong-result", True, EXIT_VIOLATED, RUN,
+                    "the compiled module ran and computed other numbers than its reference")
     # The original yolov3-tiny bug surfaced as extraction *failing*: an error on the path
     # is a regression to bisect, not a reason to skip.
     ERROR = ("error", True, EXIT_VIOLATED, RUN, "TVM raised on the path")
@@ -167,6 +169,7 @@ class Phase(enum.StrEnum):
     CHECKS = "checks"            # the harness's checks around a stage (TVM failing in a hash)
     COPY = "copy"                # a copier, the comparison of a copy, the path over a copy
     DETERMINISM = "determinism"  # the final stage run a second time on the same input
+    ANSWER = "answer"            # the compiled module run, its numbers compared (oracles.answers)
     PROCESS = "process"          # the child outside any stage (setup; an early crash)
 
 
@@ -275,6 +278,20 @@ class CopierRecord:
 
 
 @dataclasses.dataclass
+class AnswerRecord:
+    """One comparison of numbers: what was compared with what, and how it came out."""
+    comparison: str          # "deepcopy copy", "nchw", "onnxruntime", "eager PyTorch"
+    status: str              # agree | differ | not compared
+    detail: str = ""         # the mismatch, or why it was not compared
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    headroom: float = 0.0    # the largest error over its allowance (1: at the tolerance's edge)
+    # the reference answer changes with the input (two draws differ beyond the tolerance):
+    # False says an agreement proves little (a saturated softmax answers the same anyway)
+    sensitive: bool | None = None
+
+
+@dataclasses.dataclass
 class Result:
     case: str
     verdict: Outcome = Outcome.PASS
@@ -282,6 +299,7 @@ class Result:
     violations: list[Violation] = dataclasses.field(default_factory=list)
     passes: list[PassRecord] = dataclasses.field(default_factory=list)
     copiers: list[CopierRecord] = dataclasses.field(default_factory=list)
+    answers: list[AnswerRecord] = dataclasses.field(default_factory=list)
     tvm_version: str | None = None
     tvm_ffi_version: str | None = None
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -331,4 +349,5 @@ class Result:
         data["violations"] = [Violation.from_json(v) for v in data.get("violations", [])]
         data["passes"] = [PassRecord(**p) for p in data.get("passes", [])]
         data["copiers"] = [CopierRecord(**c) for c in data.get("copiers", [])]
+        data["answers"] = [AnswerRecord(**a) for a in data.get("answers", [])]
         return cls(**data)   # an unknown verdict read back is a harness error

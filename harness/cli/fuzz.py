@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from harness import paths
+from harness import doors, paths
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_int
 from harness.options import Options
@@ -70,7 +70,7 @@ def check_spec(spec, door: str, options: Options, copiers=None, observe=None,
     if rewrote is not None:   # the same guard, also noting each pass that rewrote
         runner.guard = pass_rewrites.RewriteNotingGuard(runner.emit)
     result = runner.run(build(), Result(case=case, options=options.to_json(),
-                                        **loading.versions()))
+                                        **loading.versions()), _reference(spec, door))
     if rewrote is not None:
         rewrote |= runner.guard.rewrote
     if not has_news(result):
@@ -81,6 +81,16 @@ def check_spec(spec, door: str, options: Options, copiers=None, observe=None,
                                  "the path is not deterministic: two runs on fresh imports "
                                  "gave other outcomes", phase=Phase.DETERMINISM))
     return result
+
+
+def _reference(spec, door: str):
+    """The framework's answer for a conv/layout graph through the ONNX door (ONNX Runtime
+    on the very graph TVM imported); None for the other generated inputs."""
+    from harness.catalog import graphs, op_programs
+    if door != "onnx" or isinstance(spec, op_programs.OpProgram):
+        return None
+    model = graphs.to_onnx(spec)
+    return lambda arrays: doors.answer(model, arrays)
 
 
 def news(result: Result) -> list[Violation]:
@@ -106,6 +116,8 @@ class FuzzRun:
     passes_rewrote: list[int] = dataclasses.field(default_factory=list)  # per example (ops)
     ops_drawn: set = dataclasses.field(default_factory=set)   # every op some example drew
     checked: int = 0   # distinct inputs checked: an example met again is not checked again
+    # the numbers oracle over the distinct inputs: {"comparison: status": count}
+    answers: dict = dataclasses.field(default_factory=dict)
 
 
 def check_graph(spec, door: str, options: Options, copiers=None) -> tuple[Result, int]:
@@ -216,6 +228,9 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
             checked[key] = (check_program(spec, options, copiers) if generator == "ops"
                             else check_graph(spec, door, options, copiers))
             outcome.checked = len(checked)
+            for record in checked[key][0].answers:
+                label = f"{_comparison_kind(record.comparison)}: {record.status}"
+                outcome.answers[label] = outcome.answers.get(label, 0) + 1
         result, found = checked[key]   # the passes that rewrote (ops), the conversions
         if generator == "ops":
             if steer:
@@ -251,7 +266,8 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
             folder, violation=violation, options=graph_options, versions=loading.versions(),
             command=f"python -m harness fuzz{flag} --seed {seed} (shrunk: {spec!r}, "
                     f"door {door})",
-            module=module, model=_onnx_model(spec) if frontend else None,
+            module=module, model=_onnx_model(spec) if frontend or (
+                door == "onnx" and generator == "graphs") else None,
             copier_hook=copier, sizes=sizes)
     outcome.seconds = time.monotonic() - started
     if generator == "ops" and outcome.examples >= NOTHING_DRAWN_AFTER and not outcome.ops_drawn:
@@ -273,6 +289,12 @@ class NothingDrawn(Exception):
             f"the op generator applied no op in {examples} programs: it cannot drive this "
             "TVM, so nothing was tested (`python -c \"from harness.cli.fuzz_ops import "
             "undriven; print(undriven())\"` says why each op is refused)")
+
+
+def _comparison_kind(comparison: str) -> str:
+    """A comparison's kind for the campaign's tally (the stages before the compile vary)."""
+    return "the module before its layout stages" if comparison.startswith("the module before") \
+        else comparison
 
 
 def _onnx_model(spec):
@@ -305,6 +327,9 @@ def cmd_fuzz(args) -> int:
         print(f"fuzz: {outcome.examples} examples ({outcome.checked} distinct, checked) in "
               f"{outcome.seconds:.1f} s ({rate:.2f} checked/s); ConvertLayout inserted "
               f"layout conversions in {rewritten} of them")
+    if outcome.answers:
+        print("fuzz: numbers compared (distinct inputs): " + "; ".join(
+            f"{label} {count}" for label, count in sorted(outcome.answers.items())))
     if outcome.failure:
         print(f"fuzz: {outcome.violation.kind}: {outcome.violation.one_line()}")
         print(f"fuzz: shrunk to {outcome.spec!r} via {outcome.door}")

@@ -98,7 +98,8 @@ def _options(args) -> Options:
     return Options(layout=args.layout or "nchw", target=args.target,
                    inject_pass=args.inject_pass, inject_before=args.inject_before,
                    full_copies=args.full_copies, path=args.path, trials=args.trials,
-                   prepack=args.prepack, keep_crash_input=args.keep_crash_input)
+                   prepack=args.prepack, keep_crash_input=args.keep_crash_input,
+                   answers=not args.no_answers)
 
 
 def cmd_list(args) -> int:
@@ -181,6 +182,9 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full-copies", action="store_true",
                         help="also run the whole path on each copy of the source "
                              "(slower; the nightly profile does this)")
+    parser.add_argument("--no-answers", action="store_true",
+                        help="--path compile: do not run the executable and compare its "
+                             "numbers (the copies', the source's, the framework's)")
 
 
 def build_parser() -> argparse.ArgumentParser:

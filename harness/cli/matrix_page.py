@@ -19,7 +19,8 @@ from harness.verdict import Outcome
 
 # A loud cell's colour by its run's verdict (every one of verdict.VERDICTS).
 COLOURS = {Outcome.PASS: "#2e7d32", Outcome.MUTATED: "#c62828",
-           Outcome.LOSSY_ROUNDTRIP: "#ad1457", Outcome.ERROR: "#ef6c00",
+           Outcome.LOSSY_ROUNDTRIP: "#ad1457", Outcome.WRONG_RESULT: "#b71c1c",
+           Outcome.ERROR: "#ef6c00",
            Outcome.CRASH: "#4a148c", Outcome.TIMEOUT: "#6d4c41",
            Outcome.UNSUPPORTED: "#757575", Outcome.HARNESS_ERROR: "#000000"}
 # A stale entry's run usually passed: its cell is loud in the registry's colour, not green.

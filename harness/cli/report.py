@@ -43,6 +43,11 @@ def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
             "wall_seconds": round(wall, 2), "stages": {s.name: s.seconds for s in result.stages},
             "violations": [v.one_line() for v in result.violations],
             "signatures": [Signature.of(v).text() for v in result.violations],
+            "answers": [{"comparison": record.comparison, "status": record.status,
+                         "sensitive": record.sensitive, "max_abs_error": record.max_abs_error,
+                         "max_rel_error": record.max_rel_error, "headroom": record.headroom,
+                         "detail": record.detail[:300]}
+                        for record in result.answers],
             "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version,
             "judged": carry.judged(result)}
 

@@ -12,12 +12,12 @@ names it (`DOOR:FILE`). Everything else asks this module, never a door's types.
 from __future__ import annotations
 
 from harness.doors import nn_door, onnx_door, relax_door, torch_door
-from harness.doors.door import Door
+from harness.doors.door import Door, ReferenceUnavailable
 from harness.doors.torch_models import ExportRefused, TorchModel, TorchUnavailable
 from harness.verdict import BadInput
 
-__all__ = ["DOORS", "Door", "ExportRefused", "TorchModel", "TorchUnavailable", "for_file",
-           "named", "of_model", "to_relax"]
+__all__ = ["DOORS", "Door", "ExportRefused", "ReferenceUnavailable", "TorchModel",
+           "TorchUnavailable", "answer", "for_file", "named", "of_model", "to_relax"]
 
 # The order files are offered in: the PyTorch door claims the .py files that define
 # `example_inputs`, the nn door those that define `MODEL`, before the Relax door takes
@@ -50,6 +50,15 @@ def of_model(model) -> Door:
     if door is None:
         raise TypeError(f"no input door owns a {type(model).__name__}")   # our bug
     return door
+
+
+def answer(model, arrays: list) -> tuple[str, list]:
+    """(the framework's name, its answer) for `model`: ReferenceUnavailable when its door
+    has none or it cannot run here."""
+    door = of_model(model)
+    if not door.reference:
+        raise ReferenceUnavailable(f"the {door.name} door has no framework to compare with")
+    return door.reference, door.answer(model, arrays)
 
 
 def to_relax(model):

@@ -14,6 +14,11 @@ from harness.doors import python_file
 from harness.verdict import BadInput
 
 
+class ReferenceUnavailable(Exception):
+    """The framework's answer cannot be had here (not installed, or it refused the model):
+    the comparison is said to be skipped, never failed."""
+
+
 class Door:
     """One way into Relax. Subclasses set the attributes and override what differs."""
 
@@ -22,6 +27,8 @@ class Door:
     suffixes: tuple[str, ...] = ()   # the files it reads
     extra = ""             # the pip extra it needs beside the base install ("" none)
     onnx_graph = False     # its model is an ONNX graph: the reducer cuts the graph first
+    reference = ""         # the framework whose answer the compiled module's is compared
+    #                        with (oracles.answers), "" for none: copies and layouts only
     reproducer = ""        # how repro.py loads a model whose import failed: "onnx"
     #                        (model.onnx beside it) or "torch" (the recipe's source)
 
@@ -61,6 +68,11 @@ class Door:
         """Python source that rebuilds `model` for repro.py and binds `program` (the
         torch reproducer's input), or None: repro.py loads model.onnx or its TVMScript."""
         return None
+
+    def answer(self, model, arrays: list) -> list:
+        """The framework's own answer for `model` on numpy `arrays` (the compiled module's
+        inputs, in order), as numpy arrays; ReferenceUnavailable when it cannot run here."""
+        raise ReferenceUnavailable(f"the {self.name} door has no reference to compare with")
 
     def inputs(self, path: str) -> dict:
         """{input name: shape} for `list --json`, from metadata only (no export, no

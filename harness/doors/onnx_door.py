@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from harness.doors.door import Door
+from harness.doors.door import Door, ReferenceUnavailable
 from harness.tvmapi import calls
 from harness.verdict import BadInput
 
@@ -14,6 +14,7 @@ class OnnxDoor(Door):
     frontend = "ONNX"
     suffixes = (".onnx",)
     onnx_graph = True
+    reference = "onnxruntime"
     reproducer = "onnx"
 
     def validate(self, path: str) -> None:
@@ -29,6 +30,9 @@ class OnnxDoor(Door):
     def to_relax(self, model):
         return calls.from_onnx(model)
 
+    def answer(self, model, arrays: list) -> list:
+        return onnxruntime_answer(model, arrays)
+
     def inputs(self, path: str) -> dict:
         import onnx
         return graph_inputs(onnx.load(path, load_external_data=False))
@@ -40,6 +44,31 @@ def graph_inputs(model) -> dict:
     return {value.name: [dim.dim_value or dim.dim_param
                          for dim in value.type.tensor_type.shape.dim]
             for value in model.graph.input if value.name not in initializers}
+
+
+def onnxruntime_answer(model, arrays: list) -> list:
+    """ONNX Runtime's answer (CPU) on the graph's inputs in order, all graph optimizations
+    off: its own rewrites are not what is compared."""
+    try:
+        import onnxruntime
+    except ImportError:
+        raise ReferenceUnavailable("onnxruntime is not installed: pip install -e '.[test]'") \
+            from None
+    if any(node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]
+           for node in model.graph.node):
+        raise ReferenceUnavailable("a Dropout with a training_mode input: its answer may be "
+                                   "drawn at random (excluded by rule)")
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    names = list(graph_inputs(model))
+    try:
+        session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                               providers=["CPUExecutionProvider"])
+        return session.run(None, dict(zip(names, arrays, strict=True)))
+    except Exception as exc:  # noqa: BLE001 - ONNX Runtime refusing the model is not TVM's
+        raise ReferenceUnavailable(f"onnxruntime cannot run this model: "
+                                   f"{type(exc).__name__}: {str(exc).strip()[:300]}") from None
 
 
 def load_file(path: str):

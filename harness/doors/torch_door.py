@@ -20,7 +20,7 @@ import tempfile
 import zipfile
 
 from harness.doors import onnx_door, python_file
-from harness.doors.door import Door
+from harness.doors.door import Door, ReferenceUnavailable
 from harness.doors.torch_models import ExportRefused, TorchModel, require
 from harness.tvmapi import calls
 from harness.verdict import BadInput, first_line
@@ -129,6 +129,7 @@ class TorchDoor(Door):
     frontend = "PyTorch"
     suffixes = (".py", ".pt2")
     extra = "torch"
+    reference = "PyTorch"
     reproducer = "torch"
 
     def claims(self, path: str) -> bool:
@@ -164,8 +165,30 @@ class TorchDoor(Door):
     def recipe(self, model) -> str | None:
         return model.recipe()
 
+    def answer(self, model, arrays: list) -> list:
+        """The exported program run by PyTorch itself (`program.module()`: the graph
+        torch.export traced, eager kernels), in inference mode."""
+        import torch
+        tensors = [torch.from_numpy(array.copy()) for array in arrays]
+        try:
+            with torch.no_grad():
+                output = model.program().module()(*tensors)
+        except Exception as exc:  # noqa: BLE001 - PyTorch refusing our inputs is not TVM's
+            raise ReferenceUnavailable(f"PyTorch cannot run the exported program on the "
+                                       f"drawn inputs: {type(exc).__name__}: "
+                                       f"{first_line(exc)[:300]}") from None
+        return [tensor.detach().numpy() for tensor in _tensors(output)]
+
     def inputs(self, path: str) -> dict:
         return {}
+
+
+def _tensors(output) -> list:
+    """A module's output (a tensor, nested tuples, lists or dicts of them) flattened."""
+    if hasattr(output, "detach"):
+        return [output]
+    items = output.values() if isinstance(output, dict) else output
+    return [tensor for item in items for tensor in _tensors(item)]
 
 
 class TorchTwinDoor(TorchDoor):
@@ -174,6 +197,7 @@ class TorchTwinDoor(TorchDoor):
     name = "torch-onnx"
     frontend = "ONNX"
     onnx_graph = True
+    reference = "onnxruntime"
     reproducer = "onnx"
 
     def claims(self, path: str) -> bool:

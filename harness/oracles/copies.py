@@ -112,7 +112,7 @@ class CopyChecks:
         """The copiers whose copies of its input the final stage runs on."""
         return tuple(self.copiers) if self.options.full_copies else ("deepcopy",)
 
-    def final_stage_on_copies(self, final_input, expected, made: dict | None = None) -> None:
+    def final_stage_on_copies(self, final_input, expected, made: dict | None = None) -> dict:
         """The final stage's input round-trips, and its copies give the same outcome.
 
         By default only through deepcopy, the user's workaround, which TVM implements
@@ -121,10 +121,12 @@ class CopyChecks:
         `made`: good copies of this very input made before the path ran (the compile
         path's one stage takes the source): used again, so no copier copies one module
         twice, unless a mutation has been seen since (they would be of another module).
+        The final stage's output on each copy that ran, by copier (the answers oracle runs
+        the executables).
         """
         final = self.pipeline.final
         if self.pipeline.run_twice and not self._deterministic(final_input, expected):
-            return
+            return {}
         only = self.final_copiers()
         mutated = any(v.kind == Outcome.MUTATED for v in self.recorder.result.violations)
         reused = {name: copy for name, copy in (made or {}).items()
@@ -132,13 +134,16 @@ class CopyChecks:
         missing = tuple(name for name in only if name not in reused)
         copies = {**reused, **(self.copies(final_input, final.name, only=missing)
                                if missing else {})}
+        outputs = {}
         for name, copy in copies.items():
             label = f"{name} copy of its input"
-            self._same_outcome(name, label, expected, lambda copy=copy: final.run(copy),
-                               again=lambda name=name: self._on_another_copy(name,
-                                                                             final_input),
-                               apart=lambda name=name: self._first_pass_apart(name,
-                                                                              final_input))
+            output = self._same_outcome(
+                name, label, expected, lambda copy=copy: final.run(copy),
+                again=lambda name=name: self._on_another_copy(name, final_input),
+                apart=lambda name=name: self._first_pass_apart(name, final_input))
+            if output is not None:
+                outputs[name] = output
+        return outputs
 
     def whole_path_on_source_copies(self, source, expected) -> None:
         """The whole path over each copy of the source gives the same outcome."""
@@ -159,9 +164,10 @@ class CopyChecks:
                                lambda copy=copy: whole_path(copy))
 
     def _same_outcome(self, name: str, label: str, expected, run, again=None,
-                      apart=None) -> None:
+                      apart=None):
         """Run the path (or its final stage) over a copy, unguarded, and compare outcomes;
-        a TVM exception there is the seed's symptom ("cannot find field axis").
+        a TVM exception there is the seed's symptom ("cannot find field axis"). The
+        output, None when the run failed.
 
         `again`: the outcome over a second copy made the same way, asked only when the
         first differs: two copies disagreeing with each other say the outcome follows
@@ -175,7 +181,7 @@ class CopyChecks:
             self.recorder.violate(Violation(
                 "lossy-roundtrip", final, f"({name} copy)",
                 f"the path failed on the {label}: {ran.detail}", phase=Phase.COPY, copier=name))
-            return
+            return None
         got = self.pipeline.summarize(ran.value)
         violation = outcomes.difference(expected, got, label, final, name)
         if violation and again is not None:
@@ -195,6 +201,7 @@ class CopyChecks:
                                              f"two such copies: {found.value}")
         if violation:
             self.recorder.violate(violation)
+        return ran.value
 
     def _on_another_copy(self, name: str, final_input):
         """The final stage over one more copy of its input by copier `name` (_NO_COPY when

@@ -22,13 +22,14 @@ from harness import classify, doors
 from harness.classify import HarnessBug
 from harness.options import Options
 from harness.oracles import roundtrip
+from harness.oracles.answers import AnswerChecks, Reference
 from harness.oracles.copies import CopyChecks
 from harness.oracles.fingerprint import Fingerprint
 from harness.oracles.recorder import Emit, Recorder, no_emit
 from harness.runner.mutations import MutationBlame
 from harness.tvmapi import calls, copiers, errors, loading, structure
 from harness.tvmapi.pass_guard import PassGuard, Watched
-from harness.tvmapi.pipelines import Pipeline, build
+from harness.tvmapi.pipelines import Pipeline, build, runs_here
 from harness.verdict import Outcome, Phase, Result, StageRecord, Violation
 
 Stop = Callable[[Result], bool]   # True: the result is decided, skip the remaining checks
@@ -77,16 +78,18 @@ class PathRunner:
         if failure:
             Recorder(result, self.emit).violate(failure)
             return result
-        return self.run(source, result)
+        return self.run(source, result, lambda arrays: doors.answer(model, arrays))
 
-    def run(self, source, result: Result) -> Result:
-        """Check the whole path over `source`, the module the caller handed in.
+    def run(self, source, result: Result, reference: Reference | None = None) -> Result:
+        """Check the whole path over `source`, the module the caller handed in;
+        `reference(arrays)`: the framework's answer for the model it came from.
 
         The checks between stages are classified here: the stage of what they raised is
         the last one recorded (stage "" leaves it to this call)."""
         recorder = Recorder(result, self.emit)
         try:
-            checked = classify.Call.of("", lambda: _Run(self, source, recorder).all())
+            checked = classify.Call.of(
+                "", lambda: _Run(self, source, recorder, reference).all())
         except HarnessBug as bug:
             recorder.violate(Violation(Outcome.HARNESS_ERROR, bug.stage or _last_stage(result),
                                        "(harness)", str(bug)))
@@ -113,8 +116,10 @@ def _last_stage(result: Result) -> str:
 class _Run:
     """One run of a PathRunner over one source: the order of the checks."""
 
-    def __init__(self, runner: PathRunner, source, recorder: Recorder):
+    def __init__(self, runner: PathRunner, source, recorder: Recorder,
+                 reference: Reference | None = None):
         self.runner, self.source, self.recorder = runner, source, recorder
+        self.reference = reference
         self.result = recorder.result
         self.pipeline, self.options = runner.pipeline, runner.options
         checks = self.options.checks
@@ -143,10 +148,12 @@ class _Run:
             if self.stopped():
                 return self.result
         current, output, failed = source, None, False
+        front = []   # (stage, its output) before the final stage: the answers oracle's
         for stage in self.pipeline.stages:
             output, failed = self.stage(stage, current)
             if failed or self.stopped() or stage is self.pipeline.final:
                 break
+            front.append((stage, output))
             if checks and full and output is not current:
                 self.copy_checks.copies(output, stage.name)
             current = output
@@ -158,14 +165,31 @@ class _Run:
             if checks and self.pipeline.round_trip_output:
                 self.copy_checks.copies(output, self.pipeline.final.name,
                                         copiers.save_json(output), memo=True, what="output")
+            copied = {}
             if checks and not self.stopped():
-                self.copy_checks.final_stage_on_copies(
+                copied = self.copy_checks.final_stage_on_copies(
                     current, outcome, made if current is source else {})
                 if full:
                     self.copy_checks.whole_path_on_source_copies(source, outcome)
+            if checks and self.options.answers and runs_here(self.pipeline) \
+                    and not self.stopped():
+                self._answers(source, front, output, copied)
         if checks and not self.stopped():
             self.blame.at_end()
         return self.result
+
+    def _answers(self, source, front, executable, copied) -> None:
+        """The numbers oracle. Its TVM calls that can find something (compiling, running
+        an executable) are classified inside it; anything else raising there (reading the
+        entry's parameters, drawing inputs) is the oracle's own failure: harness-error,
+        never a finding about TVM."""
+        try:
+            AnswerChecks(self.pipeline, self.recorder).check(
+                source, front, executable, copied, self.reference)
+        except HarnessBug:
+            raise
+        except Exception as exc:
+            raise HarnessBug(self.pipeline.final.name, exc) from exc
 
     def _source_copies(self, source):
         """The source's round trips. One module text is copied once per TVM build

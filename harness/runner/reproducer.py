@@ -26,8 +26,8 @@ import string
 from harness import doors
 from harness.options import Options
 from harness.runner import embedding
-from harness.runner.reproducer_spec import spec_of, template_of
-from harness.verdict import BadInput, Phase, Violation
+from harness.runner.reproducer_spec import answer_spec, spec_of, template_of
+from harness.verdict import BadInput, Outcome, Phase, Violation
 
 # The writer's names its callers use (the spec's functions live in reproducer_spec).
 __all__ = ["regenerate", "render", "write"]
@@ -81,6 +81,8 @@ def _uses_failing_stage(spec: dict, values: dict) -> bool:
     stage under its own instrument), not a crash while loading (phase "process")."""
     if spec["template"] == "lossy-roundtrip":
         return bool(values["copy_output_line"] or values["outcome_check"])
+    if spec["template"] == "wrong-result":
+        return spec["answer"]["compare"] == "stage"
     return spec["template"] != "mutated" and spec["phase"] != Phase.PROCESS
 
 
@@ -132,7 +134,51 @@ def _values(spec: dict, stages: list[tuple[str, str]]) -> dict:
         "copy_output_line": copy_output, "outcome_check": outcome_check,
         "json_differs": " or tvm.ir.save_json(dup) != tvm.ir.save_json(mod)"
         if spec["exact_json"] else "",
+        **_answer_values(spec),
     }
+
+
+def _answer_values(spec: dict) -> dict:
+    """A wrong result's lines: what is compared with what, and what the finding claims."""
+    answer = spec.get("answer")
+    if not answer:
+        return {}
+    prepared = "prepare(load())" if len(spec["stages"]) > 1 else "load()"
+    compare = answer["compare"]
+    if compare == "copy":
+        lines = [f"mod = {prepared}", "want = answer(mod, arrays)",
+                 "got = answer(COPY(mod), arrays)"]
+        claim = "the copy computes other numbers than the module it copies"
+    elif compare == "stage":
+        lines = [f"before = {prepared}", "want = answer(before, arrays)",
+                 "got = answer(failing_stage(before), arrays)"]
+        claim = f"after {spec['stage']} the module computes other numbers than before it"
+    else:
+        lines = [f"# {answer['reference']}'s answer on these inputs, computed by the harness",
+                 "want = expected()", f"got = answer({prepared}, arrays)"]
+        claim = f"TVM's answer is not {answer['reference']}'s"
+    return {"answer_inputs": repr([tuple(item) for item in answer["inputs"]]),
+            "answer_positive": repr(answer["positive"]),
+            "answer_entry": repr(answer.get("entry") or "main"),
+            "answer_lines": "\n".join("        " + line for line in lines),
+            "answer_exact": repr(compare == "copy"), "answer_claim": claim,
+            "answer_expected_block": _EXPECTED.format(literal=_literal(answer["expected"]))
+            if answer["expected"] else ""}
+
+
+_EXPECTED = '''# The framework's answer on these inputs (base64 of a compressed .npz).
+EXPECTED = {literal}
+
+
+def expected():
+    import base64
+    import io
+    import numpy
+    archive = numpy.load(io.BytesIO(base64.b64decode(EXPECTED.strip())))
+    return [archive[f"arr_{{index}}"] for index in range(len(archive.files))]
+
+
+'''
 
 
 def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
@@ -145,9 +191,11 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
         text += _template("meta_schedule").substitute(values)
     if spec["hooks"]:
         text += "\n\n" + "\n".join(spec["hooks"]).strip("\n") + "\n"
-    if spec["template"] == "lossy-roundtrip" or (failing_call and spec["phase"] == Phase.COPY):
+    answering = spec["template"] == "wrong-result"
+    if spec["template"] == "lossy-roundtrip" or (failing_call and spec["phase"] == Phase.COPY) \
+            or (answering and spec["answer"]["compare"] == "copy"):
         text += f"\n\nCOPY = {spec['copy_call']}\n"
-    if "TARGET" in calls:
+    if "TARGET" in calls or answering:
         text += f"\n\nTARGET = tvm.target.Target({spec['target']!r})\n"
     if spec["stage"] != "import":
         if len(stages) > 1:
@@ -159,6 +207,8 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
         text += _template("outcome").substitute(values)
     if failing_call:
         text += _template(f"call_{spec['phase']}").substitute(values)
+    if answering:
+        text += _template("answer").substitute(values)
     return text
 
 
@@ -210,9 +260,13 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
     if door is not None and door.reproducer == "onnx":
         import onnx
         onnx.save(model, os.path.join(out_dir, "model.onnx"))
+    answer = answer_spec(violation, options, module if module is not None else
+                         doors.to_relax(model), model) \
+        if violation.kind == Outcome.WRONG_RESULT else None
     spec = spec_of(violation=violation, options=options, versions=versions, command=command,
                    embedded=embedded, sizes=sizes, copier_hook=copier_hook, title=title,
                    deadline=deadline, recipe=door.recipe(model) if door else None,
+                   answer=answer,
                    **({"loader": door.reproducer, "frontend": door.frontend} if door else {}))
     with open(os.path.join(out_dir, "reproducer.json"), "w") as handle:
         json.dump(spec, handle, indent=1)

@@ -87,20 +87,22 @@ def template_of(violation: Violation) -> str:
         return "mutated"
     if violation.kind == Outcome.LOSSY_ROUNDTRIP and violation.phase == Phase.COPY:
         return "lossy-roundtrip"
+    if violation.kind == Outcome.WRONG_RESULT:
+        return "wrong-result"
     return "error"           # any other exception: the phase's failing call raises
 
 
 def spec_of(*, violation: Violation, options: Options, versions: dict, command: str,
             embedded: Embedding | None, sizes: str = "", copier_hook: str | None = None,
             title: str = "", deadline: float = 900.0, recipe: str | None = None,
-            loader: str = "onnx", frontend: str = "ONNX") -> dict:
+            loader: str = "onnx", frontend: str = "ONNX", answer: dict | None = None) -> dict:
     """Everything a reproducer says, as data: render() turns it into repro.py, and a
     checked-in reproducer keeps it beside itself (NAME.json) so it can be regenerated
     when a template changes. `embedded` is the module as repro.py holds it: its TVMScript,
     or its JSON where that does not round-trip (harness.runner.embedding; `loader_note`
     says why). None: the ONNX model, or with `recipe`, the door's model (the source that
     builds and exports it); `loader` and `frontend` are then what the model's door says
-    (Door.reproducer, .frontend)."""
+    (Door.reproducer, .frontend). `answer`: a wrong result's comparison (answer_spec)."""
     stage = violation.stage
     if stage == "(whole path)":
         stage = build(options).stages[0].name
@@ -130,4 +132,39 @@ def spec_of(*, violation: Violation, options: Options, versions: dict, command: 
         "exact_json": copier_of(violation) != "tvmscript", "deadline": deadline,
         "hang": violation.kind == Outcome.TIMEOUT, "copy_output": copy_output,
         "what": "the output" if copy_output else "the input",
+        "answer": answer,
     }
+
+
+def comparison_of(violation: Violation, final_stage: str) -> str:
+    """What a wrong result was compared with: a copy's answer (`copy`), the failing
+    stage's input's (`stage`), or the framework's (`framework`)."""
+    if violation.phase == Phase.COPY:
+        return "copy"
+    return "framework" if violation.stage == final_stage else "stage"
+
+
+def answer_spec(violation: Violation, options: Options, source, model) -> dict:
+    """A wrong result's comparison as data: the inputs drawn (shapes, dtypes, domain), and
+    for a framework's answer its numbers, embedded (base64 of a compressed .npz)."""
+    import base64
+    import io
+
+    import numpy
+
+    from harness import doors
+    from harness.oracles import numbers
+    from harness.tvmapi import execute, ir
+    specs = execute.input_specs(source)
+    positive = ir.count_calls(source, numbers.POSITIVE_DOMAIN_OPS) > 0
+    compare = comparison_of(violation, build(options).final.name)
+    spec = {"compare": compare, "inputs": [[list(spec.shape), spec.dtype] for spec in specs],
+            "positive": positive, "reference": None, "expected": None,
+            "entry": execute.entry_name(source)}
+    if compare == "framework" and model is not None:
+        name, want = doors.answer(model, numbers.draw(specs, 0, positive))
+        buffer = io.BytesIO()
+        numpy.savez_compressed(buffer, *want)
+        spec["reference"] = name
+        spec["expected"] = base64.b64encode(buffer.getvalue()).decode()
+    return spec

@@ -37,20 +37,26 @@ def call_attrs(mod) -> list[tuple[str, Any]]:
 
 
 def count_calls(mod, op_names: tuple[str, ...]) -> int:
-    """How many bindings of the module's relax functions call one of these ops (relax is
-    in A-normal form: each call is a binding's value; a walk with a Python callback per
-    node cost the fuzzer 50 ms an example)."""
+    """How many bindings of the module's relax functions call one of these ops."""
+    return sum(1 for name in called_ops(mod) if name in op_names)
+
+
+def called_ops(mod) -> list[str]:
+    """The op name of every binding of the module's relax functions that calls an op
+    (relax is in A-normal form: each call is a binding's value; a walk with a Python
+    callback per node cost the fuzzer 50 ms an example)."""
     relax = tvm().relax
-    count = 0
+    names = []
     for func in mod.functions.values():
         if isinstance(func, relax.Function) and isinstance(func.body, relax.SeqExpr):
             for block in func.body.blocks:
                 for binding in block.bindings:
                     value = binding.value
-                    if isinstance(value, relax.Call) and \
-                            getattr(value.op, "name", None) in op_names:
-                        count += 1
-    return count
+                    if isinstance(value, relax.Call):
+                        name = getattr(value.op, "name", None)
+                        if name is not None:
+                            names.append(str(name))
+    return names
 
 
 def tensor_annotation(shape, dtype: str):

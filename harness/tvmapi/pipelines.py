@@ -49,6 +49,7 @@ class Pipeline:
     round_trip_output: bool = False
     # Why this path cannot test a module ("" when it can): a precondition TVM documents
     refusal: Callable[[Any], str] = lambda mod: ""
+    target: Any = None                 # the Target it compiles for (set by `build`)
 
     @property
     def final(self) -> Stage:
@@ -126,6 +127,12 @@ def _tune_path(options: Options, target) -> Pipeline:
                     refusal=_static_shapes_only)
 
 
+def runs_here(pipeline: Pipeline) -> bool:
+    """Its outcome is an executable this machine's CPU runs (the compile path for llvm)."""
+    return pipeline.name == "compile" and pipeline.target is not None and \
+        pipeline.target.kind.name == "llvm"
+
+
 def _static_shapes_only(mod) -> str:
     """static_shape_tuning_pipeline tunes "the static shape model" (its docstring): on a
     module with symbolic dimensions its tuner fails inside (measured on nn-mlp, 0.27:
@@ -194,6 +201,7 @@ def build(options: Options) -> Pipeline:
         raise BadInput("the pass sweep runs registered passes; --inject-pass does not apply")
     target = targets.make_target(options.target, options.num_cores)
     path = _PATHS[options.path](options, target)
+    path.target = target
     if options.inject_pass:
         names = path.names()
         before = options.inject_before or path.final.name

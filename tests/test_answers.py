@@ -1,0 +1,229 @@
+"""Invariant 3, the numbers: the compile path runs what it compiles and compares answers.
+
+Each comparison is proved able to fail by a seeded fault only it sees (tests/
+seeded_answers.py: rewrites that keep every shape and type), and the fault is named by
+its stage or pass; with the comparison off the same fault goes unseen.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy
+import pytest
+import seeded_answers
+from helpers import run_in_process
+
+from harness.catalog import cases as catalog
+from harness.options import Options
+from harness.oracles import numbers
+from harness.runner import reproducer
+from harness.runner.path_runner import PathRunner
+from harness.tvmapi import execute
+from harness.verdict import Outcome, Phase, Result
+
+RELU_CASE = "nhwc-input"                 # conv + ReLU: the TIR miscompile has a max to turn
+LAYOUT_CASE = "conv-reshape-concat-nhwc"  # ConvertLayout's permute_dims before the compile
+
+
+def compiled(case: str, copiers=None, **options) -> Result:
+    layout = catalog.resolve(case).layout
+    return run_in_process(case, copiers=copiers, path="compile", layout=layout, **options)
+
+
+def wrong(result: Result):
+    return [v for v in result.violations if v.kind == Outcome.WRONG_RESULT]
+
+
+def test_a_clean_model_agrees_on_every_comparison_and_each_depends_on_its_input():
+    result = compiled(LAYOUT_CASE)
+    assert result.verdict == Outcome.PASS, [v.one_line() for v in result.violations]
+    by_name = {record.comparison: record for record in result.answers}
+    assert set(by_name) == {"deepcopy copy", "the module before convert-layout",
+                            "onnxruntime"}
+    assert all(record.status == "agree" and record.sensitive for record in result.answers)
+    assert by_name["deepcopy copy"].max_abs_error == 0.0       # the same code: bit for bit
+    assert 0 < by_name["onnxruntime"].max_abs_error < 1e-4      # other kernels: rounding
+
+
+@pytest.mark.parametrize("fault, case", [("shift_padding", RELU_CASE),
+                                          ("swap_height_width", LAYOUT_CASE)])
+def test_a_pass_changing_only_the_numbers_is_a_wrong_result_named_by_its_stage(fault, case):
+    hook = f"{seeded_answers.__file__}:{fault}"
+    result = compiled(case, inject_pass=hook)
+    [violation] = wrong(result)
+    assert (violation.stage, violation.pass_name, violation.phase) == \
+        ("injected", "injected", Phase.ANSWER)
+    assert "elements differ" in violation.detail and "tolerance" in violation.detail
+    # the structure, the signatures and the mutation guard see nothing: only the numbers
+    unseen = compiled(case, inject_pass=hook, answers=False)
+    assert unseen.verdict == Outcome.PASS and not unseen.answers
+
+
+def test_a_copier_that_moves_a_numeric_attrs_field_computes_other_numbers():
+    result = compiled(RELU_CASE, copiers={"deepcopy": seeded_answers.shifting_copier})
+    [violation] = wrong(result)
+    assert (violation.phase, violation.copier) == (Phase.COPY, "deepcopy")
+    assert "copy computes other numbers" in violation.detail
+    # the structural comparison sees this copy too (it is a lossy round trip); only the
+    # numbers say how wrong the copy's answer is
+    assert Outcome.LOSSY_ROUNDTRIP in {v.kind for v in result.violations}
+    assert not wrong(compiled(RELU_CASE, answers=False,
+                              copiers={"deepcopy": seeded_answers.shifting_copier}))
+
+
+def test_a_miscompile_inside_tvm_compile_is_named_by_bisecting_its_passes(monkeypatch):
+    name = seeded_answers.seed_tir_miscompile(monkeypatch)
+    result = compiled(RELU_CASE)
+    [violation] = wrong(result)
+    assert (violation.stage, violation.pass_name) == ("compile", name)
+    assert "(answer vs onnxruntime)" == violation.access_path
+    assert "right without it" in violation.detail
+    assert compiled(RELU_CASE, answers=False).verdict == Outcome.PASS
+
+
+def test_the_bisect_names_nothing_when_every_optional_pass_skipped_is_wrong_too():
+    from harness.oracles import answer_bisect
+    from harness.tvmapi import targets
+    from harness.tvmapi.calls import from_onnx
+    model = catalog.resolve(RELU_CASE).model()
+    mod = from_onnx(model)
+    arrays = numbers.draw(execute.input_specs(mod), 0, False)
+    wrong_answer = [numpy.zeros((1, 32, 32, 8), "float32")]
+    culprit = answer_bisect.first_wrong_pass(mod, targets.make_target("llvm", 2), arrays,
+                                             wrong_answer)
+    assert culprit.pass_name is None and "every optional pass skipped" in culprit.why
+
+
+def test_a_wrong_result_reproducer_runs_standalone_and_reproduces(tmp_path):
+    hook = f"{seeded_answers.__file__}:shift_padding"
+    options = Options(path="compile", inject_pass=hook)
+    model = catalog.resolve(RELU_CASE).model()
+    result = PathRunner(options).run_model(model, Result(RELU_CASE))
+    [violation] = wrong(result)
+    path = reproducer.write(str(tmp_path), violation=violation, options=options,
+                            versions={}, command="test", model=model,
+                            module=__import__("harness").doors.to_relax(model))
+    ran = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "reproduces: after injected the module computes other numbers" in ran.stdout
+
+
+def test_a_framework_reproducer_compares_with_the_embedded_answer(tmp_path):
+    """A framework comparison's repro.py embeds the framework's numbers: with them as they
+    were it does not reproduce on a clean module; with them changed it does."""
+    import base64
+    import io
+
+    from harness import doors
+    from harness.verdict import Violation
+    options = Options(path="compile")
+    model = catalog.resolve(RELU_CASE).model()
+    violation = Violation(Outcome.WRONG_RESULT, "compile", "(answer vs onnxruntime)",
+                          "seeded", phase=Phase.ANSWER)
+    path = reproducer.write(str(tmp_path), violation=violation, options=options,
+                            versions={}, command="test", model=model,
+                            module=doors.to_relax(model))
+    clean = subprocess.run([sys.executable, path], capture_output=True, text=True,
+                           timeout=300)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    spec = json.loads((tmp_path / "reproducer.json").read_text())
+    archive = numpy.load(io.BytesIO(base64.b64decode(spec["answer"]["expected"])))
+    buffer = io.BytesIO()
+    numpy.savez_compressed(buffer, archive["arr_0"] + 0.5)
+    spec["answer"]["expected"] = base64.b64encode(buffer.getvalue()).decode()
+    (tmp_path / "repro.py").write_text(reproducer.render(spec))
+    seeded = subprocess.run([sys.executable, path], capture_output=True, text=True,
+                            timeout=300)
+    assert seeded.returncode == 1 and "TVM's answer is not onnxruntime's" in seeded.stdout
+
+
+SYMBOLIC = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), "float32")) -> R.Tensor(("n", 4), "float32"):
+        with R.dataflow():
+            y = R.add(x, x)
+            R.output(y)
+        return y
+"""
+
+
+def test_a_module_with_symbolic_inputs_is_not_compared_and_says_why():
+    import tvm
+    result = PathRunner(Options(path="compile")).run(tvm.script.from_source(SYMBOLIC),
+                                                     Result("symbolic"))
+    assert result.verdict == Outcome.PASS, [v.one_line() for v in result.violations]
+    [record] = result.answers
+    assert record.status == "not compared" and "symbolic" in record.detail
+
+
+# ---- the tolerance policy ---------------------------------------------------------------
+
+def test_same_code_must_agree_bit_for_bit_and_other_code_within_the_float_tolerance():
+    want = [numpy.array([1.0, 2.0, 3.0], "float32")]
+    nudged = [want[0] + numpy.float32(1e-6)]
+    assert not numbers.compare(want, nudged, numbers.SAME_CODE).agree
+    assert numbers.compare(want, nudged, numbers.DIFFERENT_CODE).agree
+    far = [want[0] + numpy.float32(1e-2)]
+    difference = numbers.compare(want, far, numbers.DIFFERENT_CODE)
+    assert not difference.agree and "3 of 3 elements differ" in difference.mismatch
+
+
+def test_integers_and_booleans_compare_exactly_whatever_the_code():
+    assert not numbers.compare([numpy.array([1, 2])], [numpy.array([1, 3])],
+                               numbers.DIFFERENT_CODE).agree
+    assert not numbers.compare([numpy.array([True])], [numpy.array([False])],
+                               numbers.DIFFERENT_CODE).agree
+
+
+def test_nan_matches_nan_and_an_infinity_only_its_own_sign():
+    want = [numpy.array([numpy.nan, numpy.inf], "float32")]
+    assert numbers.compare(want, [want[0].copy()], numbers.SAME_CODE).agree
+    flipped = [numpy.array([numpy.nan, -numpy.inf], "float32")]
+    assert not numbers.compare(want, flipped, numbers.DIFFERENT_CODE).agree
+
+
+def test_a_shape_or_output_count_difference_is_a_mismatch():
+    want = [numpy.zeros((2, 3), "float32")]
+    assert "shape" in numbers.compare(want, [numpy.zeros((3, 2), "float32")],
+                                      numbers.DIFFERENT_CODE).mismatch
+    assert "outputs" in numbers.compare(want, want * 2, numbers.DIFFERENT_CODE).mismatch
+
+
+def test_an_answer_that_does_not_move_with_its_input_is_insensitive():
+    uniform = [numpy.full((1, 1000), 0.001, "float32")]
+    assert not numbers.sensitive(uniform, [uniform[0].copy()])
+    assert numbers.sensitive(uniform, [uniform[0] + 0.01])
+
+
+def test_inputs_are_seeded_and_drawn_in_the_domain_their_ops_accept():
+    specs = [execute.InputSpec("x", (4, 4), "float32"), execute.InputSpec("i", (3,), "int64"),
+             execute.InputSpec("b", (2,), "bool")]
+    first, again = numbers.draw(specs, 0, False), numbers.draw(specs, 0, False)
+    assert all(numpy.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    assert first[0].min() >= -1 and first[0].max() < 1 and first[0].min() < 0
+    assert set(first[1].tolist()) <= {0, 1} and first[2].dtype == bool
+    positive = numbers.draw(specs, 0, True)[0]
+    assert positive.min() >= 0.5 and positive.max() < 1.5
+
+
+def test_the_reproducer_draws_the_same_inputs_as_the_harness():
+    """repro.py's draw() is written in its template, apart from numbers.draw: the two
+    must give the same arrays, or a reproducer compares other inputs than the check."""
+    specs = [execute.InputSpec("x", (2, 3), "float32"), execute.InputSpec("i", (4,), "int32")]
+    spec = {"answer": {"inputs": [[list(s.shape), s.dtype] for s in specs],
+                       "positive": False, "compare": "stage", "expected": None,
+                       "reference": None}, "stages": [], "stage": "x"}
+    values = reproducer._answer_values(spec)
+    namespace = {}
+    template = reproducer._template("answer").substitute(values)
+    exec(compile("import tvm\nfrom tvm import relax\n" + template, "answer", "exec"),
+         namespace)
+    drawn = namespace["draw"]()
+    harness_drawn = numbers.draw(specs, 0, False)
+    assert all(numpy.array_equal(a, b) for a, b in zip(drawn, harness_drawn, strict=True))
+    assert os.path.basename(reproducer.TEMPLATES) == "templates"
