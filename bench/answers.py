@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from harness import doors
 from harness.catalog import cases as catalog
 from harness.options import Options
+from harness.oracles.answers import References
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import loading
 from harness.verdict import Result
@@ -35,8 +36,7 @@ def timed(case, model, source, answers: bool) -> tuple[float, Result]:
     options = Options(path="compile", layout=case.layout, answers=answers)
     runner = PathRunner(options)
     started = time.perf_counter()
-    result = runner.run(source, Result(case.id),
-                        lambda arrays: doors.answer(model, arrays))
+    result = runner.run(source, Result(case.id), References(model))
     return time.perf_counter() - started, result
 
 

@@ -14,11 +14,12 @@ import os
 import sys
 import time
 
-from harness import doors, paths
+from harness import paths
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_int
 from harness.options import Options
 from harness.oracles import roundtrip
+from harness.oracles.answers import References
 from harness.runner import reproducer, reproducer_spec
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import calls, ir, loading, pass_rewrites
@@ -89,8 +90,7 @@ def _reference(spec, door: str):
     from harness.catalog import graphs, op_programs
     if door != "onnx" or isinstance(spec, op_programs.OpProgram):
         return None
-    model = graphs.to_onnx(spec)
-    return lambda arrays: doors.answer(model, arrays)
+    return References(graphs.to_onnx(spec))
 
 
 def news(result: Result) -> list[Violation]:

@@ -17,7 +17,8 @@ from harness.doors.torch_models import ExportRefused, TorchModel, TorchUnavailab
 from harness.verdict import BadInput
 
 __all__ = ["DOORS", "Door", "ExportRefused", "ReferenceUnavailable", "TorchModel",
-           "TorchUnavailable", "answer", "for_file", "named", "of_model", "to_relax"]
+           "TorchUnavailable", "answer", "for_file", "named", "of_model", "second_answer",
+           "to_relax"]
 
 # The order files are offered in: the PyTorch door claims the .py files that define
 # `example_inputs`, the nn door those that define `MODEL`, before the Relax door takes
@@ -59,6 +60,15 @@ def answer(model, arrays: list) -> tuple[str, list]:
     if not door.reference:
         raise ReferenceUnavailable(f"the {door.name} door has no framework to compare with")
     return door.reference, door.answer(model, arrays)
+
+
+def second_answer(model, arrays: list) -> tuple[str, list]:
+    """(the second reference's name, its answer): an implementation independent of the
+    first, asked when TVM and the first disagree; ReferenceUnavailable when there is none."""
+    door = of_model(model)
+    if not door.second_reference:
+        raise ReferenceUnavailable(f"the {door.name} door has no second reference")
+    return door.second_reference, door.second_answer(model, arrays)
 
 
 def to_relax(model):

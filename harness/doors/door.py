@@ -29,6 +29,8 @@ class Door:
     onnx_graph = False     # its model is an ONNX graph: the reducer cuts the graph first
     reference = ""         # the framework whose answer the compiled module's is compared
     #                        with (oracles.answers), "" for none: copies and layouts only
+    second_reference = ""  # an independent implementation asked when TVM and `reference`
+    #                        disagree (or `reference` cannot run the model), "" for none
     reproducer = ""        # how repro.py loads a model whose import failed: "onnx"
     #                        (model.onnx beside it) or "torch" (the recipe's source)
 
@@ -73,6 +75,11 @@ class Door:
         """The framework's own answer for `model` on numpy `arrays` (the compiled module's
         inputs, in order), as numpy arrays; ReferenceUnavailable when it cannot run here."""
         raise ReferenceUnavailable(f"the {self.name} door has no reference to compare with")
+
+    def second_answer(self, model, arrays: list) -> list:
+        """`second_reference`'s answer: a second opinion, so that one framework's own bug
+        is never reported as TVM's; ReferenceUnavailable when it cannot run here."""
+        raise ReferenceUnavailable(f"the {self.name} door has no second reference")
 
     def inputs(self, path: str) -> dict:
         """{input name: shape} for `list --json`, from metadata only (no export, no

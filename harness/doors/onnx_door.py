@@ -15,6 +15,7 @@ class OnnxDoor(Door):
     suffixes = (".onnx",)
     onnx_graph = True
     reference = "onnxruntime"
+    second_reference = "onnx.reference"
     reproducer = "onnx"
 
     def validate(self, path: str) -> None:
@@ -32,6 +33,9 @@ class OnnxDoor(Door):
 
     def answer(self, model, arrays: list) -> list:
         return onnxruntime_answer(model, arrays)
+
+    def second_answer(self, model, arrays: list) -> list:
+        return reference_answer(model, arrays)
 
     def inputs(self, path: str) -> dict:
         import onnx
@@ -69,6 +73,33 @@ def onnxruntime_answer(model, arrays: list) -> list:
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refusing the model is not TVM's
         raise ReferenceUnavailable(f"onnxruntime cannot run this model: "
                                    f"{type(exc).__name__}: {str(exc).strip()[:300]}") from None
+
+
+# onnx.reference is plain numpy: a second opinion on small graphs only (a conv net's
+# hundreds of nodes take minutes there)
+REFERENCE_NODES = 64
+
+
+def reference_answer(model, arrays: list) -> list:
+    """The ONNX project's own reference implementation (`onnx.reference`), independent of
+    ONNX Runtime's kernels."""
+    if len(model.graph.node) > REFERENCE_NODES:
+        raise ReferenceUnavailable(f"onnx.reference is asked about graphs of at most "
+                                   f"{REFERENCE_NODES} nodes (this one has "
+                                   f"{len(model.graph.node)})")
+    from onnx.reference import ReferenceEvaluator
+    try:
+        evaluator = ReferenceEvaluator(model)
+        return [numpy_array(value) for value in evaluator.run(
+            None, dict(zip(graph_inputs(model), arrays, strict=True)))]
+    except Exception as exc:  # noqa: BLE001 - the reference refusing the model is not TVM's
+        raise ReferenceUnavailable(f"onnx.reference cannot run this model: "
+                                   f"{type(exc).__name__}: {str(exc).strip()[:300]}") from None
+
+
+def numpy_array(value):
+    import numpy
+    return numpy.asarray(value)
 
 
 def load_file(path: str):

@@ -7,16 +7,17 @@ inputs (oracles.numbers) and its answer is compared with
   NCHW one's: the seed's layout pass family); a difference names the first stage whose
   output answers differently;
 - the framework's own (ONNX Runtime, PyTorch), when the door has one; a difference is
-  searched down to the pass of `tvm.compile` that made it (oracles.answer_bisect).
+  confirmed by a second implementation (onnx.reference for ONNX) and searched down to the
+  pass of `tvm.compile` that made it (oracles.answer_bisect).
 Each comparison is recorded (verdict.AnswerRecord), agreeing or not, with whether the
 answer depends on the input at all; a mismatch is a `wrong-result` violation.
 Nondeterministic ops (random sampling) leave the module uncompared, said so.
 """
 from __future__ import annotations
 
-from typing import Callable
+import dataclasses
 
-from harness import classify
+from harness import classify, doors
 from harness.oracles import answer_bisect, numbers
 from harness.oracles.recorder import Recorder
 from harness.tvmapi import calls, execute, ir
@@ -26,8 +27,33 @@ from harness.verdict import AnswerRecord, Outcome, Phase, Violation
 # identity once legalized, as ONNX Runtime's Dropout outside training mode: compared; an
 # ONNX Dropout in training mode leaves the framework's answer out: onnx_door.)
 NONDETERMINISTIC = ("random", "multinomial", "bernoulli")
-# Why a framework's answer could not be had: the door's ReferenceUnavailable, as text.
-Reference = Callable[[list], tuple[str, list]]
+
+
+@dataclasses.dataclass
+class References:
+    """The frameworks' answers for the model a source came from (its door's reference, and
+    a second implementation to confirm a difference with)."""
+    model: object
+
+    def answers(self, inputs, second) -> tuple[str, list, list] | str:
+        """(name, answer on `inputs`, on `second`) of the door's reference, else of its
+        second one; why neither can answer, as text."""
+        reasons = []
+        for ask in (doors.answer, doors.second_answer):
+            try:
+                name, want = ask(self.model, inputs)
+                return name, want, ask(self.model, second)[1]
+            except doors.ReferenceUnavailable as reason:
+                reasons.append(str(reason))
+        return "; ".join(reasons)
+
+    def second_opinion(self, first: str, inputs) -> tuple[str, list] | str:
+        """The second reference's answer, unless it is the one that answered first."""
+        try:
+            name, other = doors.second_answer(self.model, inputs)
+        except doors.ReferenceUnavailable as reason:
+            return str(reason)
+        return f"{name} was the only one to answer" if name == first else (name, other)
 
 
 class AnswerChecks:
@@ -36,7 +62,7 @@ class AnswerChecks:
         self.final = pipeline.final.name
 
     def check(self, source, front: list, executable, copies: dict,
-              reference: Reference | None) -> None:
+              references: References | None) -> None:
         """`front`: (stage, its output) of every stage before the compile, in order;
         `copies`: the executable of each copy of the compile's input, by copier."""
         self.entry = execute.entry_name(source)
@@ -57,8 +83,8 @@ class AnswerChecks:
         source_answer = (got, got_again)
         if front:
             source_answer = self._front(source, front, inputs, second, answer)
-        if reference is not None and source_answer is not None:
-            self._reference(source, reference, inputs, second, source_answer[0])
+        if references is not None and source_answer is not None:
+            self._reference(source, references, inputs, second, source_answer[0])
 
     def _refusal(self, source) -> str:
         if self.entry is None:
@@ -146,18 +172,34 @@ class AnswerChecks:
     def _execute(self, executable, inputs):
         return execute.run(executable, inputs, self.entry)
 
-    def _reference(self, source, reference, inputs, second, got) -> None:
-        from harness.doors import ReferenceUnavailable
-        try:
-            name, want = reference(inputs)
-            _, want_again = reference(second)
-        except ReferenceUnavailable as reason:
-            self._record("framework", "not compared", str(reason))
+    def _reference(self, source, references, inputs, second, got) -> None:
+        """TVM's answer against the framework's; before a difference is blamed on TVM, a
+        second, independent implementation is asked: agreeing with TVM, the frameworks
+        disagree and nothing is TVM's finding."""
+        found = references.answers(inputs, second)
+        if isinstance(found, str):
+            self._record("framework", "not compared", found)
             return
+        name, want, want_again = found
         difference = numbers.compare(want, got, numbers.DIFFERENT_CODE)
         self._record(name, difference, sensitive=numbers.sensitive(want, want_again))
         if difference.agree:
             return
+        opinion = references.second_opinion(name, inputs)
+        if isinstance(opinion, str):
+            confirmed = f"; no second opinion: {opinion}"
+        else:
+            other_name, other = opinion
+            with_tvm = numbers.compare(other, got, numbers.DIFFERENT_CODE)
+            self._record(other_name, with_tvm)
+            if with_tvm.agree:   # the first framework is the odd one out
+                self.recorder.result.answers[-1].detail = (
+                    f"agrees with TVM where {name} does not: the references disagree, "
+                    "no finding")
+                return
+            confirmed = (f"; {other_name} agrees with {name}"
+                         if numbers.compare(want, other, numbers.DIFFERENT_CODE).agree
+                         else f"; {other_name} agrees with neither")
         with self.recorder.phase("answer", self.final):
             culprit = answer_bisect.first_wrong_pass(source, self.pipeline.target, inputs,
                                                      want, self.entry)
@@ -167,7 +209,7 @@ class AnswerChecks:
                  f"; no pass named: {culprit.why}")
         self.recorder.violate(Violation(
             Outcome.WRONG_RESULT, self.final, f"(answer vs {name})",
-            f"TVM's answer is not {name}'s: {difference.mismatch}{named}",
+            f"TVM's answer is not {name}'s: {difference.mismatch}{confirmed}{named}",
             culprit.pass_name, culprit.index or None, phase=Phase.ANSWER))
 
     def _record(self, comparison: str, found, detail: str = "",

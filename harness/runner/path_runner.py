@@ -22,7 +22,7 @@ from harness import classify, doors
 from harness.classify import HarnessBug
 from harness.options import Options
 from harness.oracles import roundtrip
-from harness.oracles.answers import AnswerChecks, Reference
+from harness.oracles.answers import AnswerChecks, References
 from harness.oracles.copies import CopyChecks
 from harness.oracles.fingerprint import Fingerprint
 from harness.oracles.recorder import Emit, Recorder, no_emit
@@ -78,18 +78,18 @@ class PathRunner:
         if failure:
             Recorder(result, self.emit).violate(failure)
             return result
-        return self.run(source, result, lambda arrays: doors.answer(model, arrays))
+        return self.run(source, result, References(model))
 
-    def run(self, source, result: Result, reference: Reference | None = None) -> Result:
+    def run(self, source, result: Result, references: References | None = None) -> Result:
         """Check the whole path over `source`, the module the caller handed in;
-        `reference(arrays)`: the framework's answer for the model it came from.
+        `references`: the frameworks' answers for the model it came from.
 
         The checks between stages are classified here: the stage of what they raised is
         the last one recorded (stage "" leaves it to this call)."""
         recorder = Recorder(result, self.emit)
         try:
             checked = classify.Call.of(
-                "", lambda: _Run(self, source, recorder, reference).all())
+                "", lambda: _Run(self, source, recorder, references).all())
         except HarnessBug as bug:
             recorder.violate(Violation(Outcome.HARNESS_ERROR, bug.stage or _last_stage(result),
                                        "(harness)", str(bug)))
@@ -117,9 +117,9 @@ class _Run:
     """One run of a PathRunner over one source: the order of the checks."""
 
     def __init__(self, runner: PathRunner, source, recorder: Recorder,
-                 reference: Reference | None = None):
+                 references: References | None = None):
         self.runner, self.source, self.recorder = runner, source, recorder
-        self.reference = reference
+        self.references = references
         self.result = recorder.result
         self.pipeline, self.options = runner.pipeline, runner.options
         checks = self.options.checks
@@ -185,7 +185,7 @@ class _Run:
         never a finding about TVM."""
         try:
             AnswerChecks(self.pipeline, self.recorder).check(
-                source, front, executable, copied, self.reference)
+                source, front, executable, copied, self.references)
         except HarnessBug:
             raise
         except Exception as exc:

@@ -173,6 +173,7 @@ EXPECTED = {literal}
 def expected():
     import base64
     import io
+
     import numpy
     archive = numpy.load(io.BytesIO(base64.b64decode(EXPECTED.strip())))
     return [archive[f"arr_{{index}}"] for index in range(len(archive.files))]

@@ -56,12 +56,12 @@ class InputKeyRunner(PathRunner):
                          stop=(lambda result: self._reported) if options.sweep_probe else None)
         self._reported = False
 
-    def run(self, source, result):
+    def run(self, source, result, references=None):
         if len(self.pipeline.stages) == 1:   # no prefix: the pass receives the source
             self._report(source)
             if self.options.sweep_probe:
                 return result
-        return super().run(source, result)
+        return super().run(source, result, references)
 
     def _observed(self, stage_name: str, _input, output) -> None:
         if len(self.pipeline.stages) > 1 and stage_name == self.pipeline.stages[-2].name:
