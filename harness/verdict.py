@@ -281,7 +281,7 @@ class CopierRecord:
 class AnswerRecord:
     """One comparison of numbers: what was compared with what, and how it came out."""
     comparison: str          # "deepcopy copy", "nchw", "onnxruntime", "eager PyTorch"
-    status: str              # agree | differ | not compared
+    status: str              # agree | differ | not compared | not run (the answer is known)
     detail: str = ""         # the mismatch, or why it was not compared
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0

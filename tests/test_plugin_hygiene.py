@@ -159,3 +159,18 @@ def test_a_foreign_project_collects_only_its_own_cases(tmp_path):
     assert set(asked) == {"mine-relu-no-mutation", "mine-relu-lossless-roundtrip",
                           "yolov3-tiny-no-mutation", "yolov3-tiny-lossless-roundtrip"}
     assert _collected(project, cases=None) == ["no-cases"]   # one skipped item saying why
+
+
+def test_the_numbers_are_an_item_only_where_a_run_compares_them(tmp_path):
+    """`same-numbers` exists on the compile path for llvm (where the executable runs), and
+    not with --harness-no-answers: no item passes over a comparison nobody made."""
+    project = _foreign_project(tmp_path)
+    compiled = set(_collected(project, "--harness-case", "mine-relu",
+                              "--harness-path", "compile"))
+    assert compiled == {"mine-relu-compile-no-mutation", "mine-relu-compile-lossless-roundtrip",
+                        "mine-relu-compile-same-numbers"}
+    assert "mine-relu-compile-same-numbers" not in _collected(
+        project, "--harness-case", "mine-relu", "--harness-path", "compile",
+        "--harness-no-answers")
+    assert not [item for item in _collected(project, "--harness-case", "mine-relu")
+                if "same-numbers" in item]

@@ -57,6 +57,22 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
 
+def _answer_lines(result: Result) -> list[str]:
+    """One line per comparison of numbers (the compile path): how it came out."""
+    lines = []
+    for record in result.answers:
+        if record.status in ("agree", "differ"):
+            used = (f"{record.headroom:.1%} of the tolerance" if record.status == "agree"
+                    else f"{record.headroom:.3g} x the tolerance")
+            how = f"max abs error {record.max_abs_error:.3g}, {used}"
+            if record.sensitive is False:
+                how += "; the answer does not move with the input: this says little"
+        else:
+            how = record.detail
+        lines.append(f"answer vs {record.comparison}: {record.status} ({how})")
+    return lines
+
+
 def format_result(result: Result) -> str:
     path = result.options.get("path", "extract")
     unit = OUTCOME_UNITS.get(path, "signatures")
@@ -70,6 +86,7 @@ def format_result(result: Result) -> str:
     for copier in result.copiers:
         if copier.verdict != Outcome.PASS:
             lines.append(f"  copier {copier.name}: {copier.verdict} {copier.detail}")
+    lines += [f"  {text}" for text in _answer_lines(result)]
     for violation in result.violations:
         lines.append(f"  {violation.one_line()}")
         lines.append(f"    signature: {signature.text_of(violation)}")

@@ -12,10 +12,8 @@ crash is the probe's, never a finding of the check that asked.
 from __future__ import annotations
 
 import dataclasses
-import os
-import pickle
 
-from harness.oracles import numbers
+from harness.oracles import forked, numbers
 from harness.tvmapi import execute
 
 RIGHT, WRONG, BROKEN = "right", "wrong", "broken"
@@ -37,7 +35,8 @@ def first_wrong_pass(mod, target, arrays: list, want: list, entry: str = "main")
     def probe(limit):
         nonlocal probes
         probes += 1
-        return _forked(lambda: _verdict(mod, target, arrays, want, limit, entry))
+        ran = forked.call(lambda: _verdict(mod, target, arrays, want, limit, entry))
+        return ran.value if ran.ok else (BROKEN, [])
 
     full, names = probe(None)
     if full != WRONG:
@@ -66,23 +65,3 @@ def _verdict(mod, target, arrays, want, limit, entry):
     got = execute.run(executable, arrays, entry)
     agree = numbers.compare(want, got, numbers.DIFFERENT_CODE).agree
     return (RIGHT if agree else WRONG), seen
-
-
-def _forked(work):
-    """`work()` in a forked child: its value, or (BROKEN, []) when it raised or died."""
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:   # the child: answer through the pipe, never return into the caller
-        os.close(read_end)
-        try:
-            payload = pickle.dumps(work())
-        except BaseException:  # noqa: BLE001 - any failure of the probe means "broken"
-            payload = pickle.dumps((BROKEN, []))
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(payload)
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        payload = pipe.read()
-    os.waitpid(child, 0)
-    return pickle.loads(payload) if payload else (BROKEN, [])

@@ -2,7 +2,8 @@
 
 On the compile path for a CPU target, the executable runs on the Relax VM with seeded
 inputs (oracles.numbers) and its answer is compared with
-- each copy's executable (same code: bit for bit) — invariant 2 in numbers;
+- each copy's executable (same code: bit for bit) — invariant 2 in numbers — where the
+  copy was seen lossy or compiled to other code (else its answer is the source's: said);
 - the source's, when stages ran before the compile (the NHWC model's answer against the
   NCHW one's: the seed's layout pass family); a difference names the first stage whose
   output answers differently;
@@ -11,14 +12,18 @@ inputs (oracles.numbers) and its answer is compared with
   pass of `tvm.compile` that made it (oracles.answer_bisect).
 Each comparison is recorded (verdict.AnswerRecord), agreeing or not, with whether the
 answer depends on the input at all; a mismatch is a `wrong-result` violation.
-Nondeterministic ops (random sampling) leave the module uncompared, said so.
+Nondeterministic ops (random sampling) and ops a lone VM cannot run on drawn inputs (Disco's
+collectives, assertions) leave the module uncompared, said so. A run that raises is an
+`error` finding only when every input was drawn in its domain (floats, booleans): an
+integer input may be an index the draw put out of range.
 """
 from __future__ import annotations
 
 import dataclasses
 
 from harness import classify, doors
-from harness.oracles import answer_bisect, numbers
+from harness.classify import HarnessBug
+from harness.oracles import answer_bisect, forked, numbers
 from harness.oracles.recorder import Recorder
 from harness.tvmapi import calls, execute, ir
 from harness.verdict import AnswerRecord, Outcome, Phase, Violation
@@ -27,6 +32,9 @@ from harness.verdict import AnswerRecord, Outcome, Phase, Violation
 # identity once legalized, as ONNX Runtime's Dropout outside training mode: compared; an
 # ONNX Dropout in training mode leaves the framework's answer out: onnx_door.)
 NONDETERMINISTIC = ("random", "multinomial", "bernoulli")
+# Ops whose run needs what a lone VM on drawn inputs is not: Disco's workers (the
+# collectives), or data an assertion accepts. Excluded by rule, said.
+NEEDS_A_RUNTIME = ("relax.ccl.", "disco", "relax.assert_op")
 
 
 @dataclasses.dataclass
@@ -65,7 +73,7 @@ class AnswerChecks:
               references: References | None) -> None:
         """`front`: (stage, its output) of every stage before the compile, in order;
         `copies`: the executable of each copy of the compile's input, by copier."""
-        self.entry = execute.entry_name(source)
+        self.entry, self.indexing = execute.entry_name(source), False
         refusal = self._refusal(source)
         if refusal:
             self._record("every comparison", "not compared", refusal)
@@ -74,17 +82,29 @@ class AnswerChecks:
         positive = ir.count_calls(source, numbers.POSITIVE_DOMAIN_OPS) > 0
         inputs = numbers.draw(specs, 0, positive)
         second = numbers.draw(specs, 1, positive)
-        answer = self._run(executable, inputs, second)
-        if answer is None:
+        got = self._run(executable, inputs)
+        if got is None:
             return
-        got, got_again = answer
+        # The framework answers first (it is cheap; TVM's untuned code is not): its two
+        # draws say whether the answer depends on the input at all. Without one, TVM's
+        # executable runs the second draw.
+        framework = references.answers(inputs, second) if references is not None else \
+            "the door has no framework to compare with"
+        if isinstance(framework, str):
+            again = self._run(executable, second)
+            self.sensitive = None if again is None else numbers.sensitive(got, again)
+        else:
+            self.sensitive = numbers.sensitive(framework[1], framework[2])
         for name, copy in copies.items():
-            self._copy(name, copy, inputs, got, got_again)
-        source_answer = (got, got_again)
-        if front:
-            source_answer = self._front(source, front, inputs, second, answer)
-        if references is not None and source_answer is not None:
-            self._reference(source, references, inputs, second, source_answer[0])
+            self._copy(name, copy, inputs, got)
+        source_answer = self._front(source, front, inputs, got) if front else got
+        if source_answer is None:
+            return
+        if isinstance(framework, str):
+            if references is not None:
+                self._record("framework", "not compared", framework)
+            return
+        self._reference(source, references, inputs, framework[:2], source_answer)
 
     def _refusal(self, source) -> str:
         if self.entry is None:
@@ -94,56 +114,78 @@ class AnswerChecks:
         if unusable:
             return (f"inputs {', '.join(unusable)} have symbolic shapes or a type no input "
                     "is drawn for")
-        random = sorted({name for name in ir.called_ops(source)
-                         if any(word in name for word in NONDETERMINISTIC)})
+        called = set(ir.called_ops(source))
+        random = sorted(name for name in called
+                        if any(word in name for word in NONDETERMINISTIC))
         if random:
             return f"nondeterministic ops ({', '.join(random)}): excluded by rule"
+        needing = sorted(name for name in called
+                         if any(word in name for word in NEEDS_A_RUNTIME))
+        if needing:
+            return (f"ops that need more than a lone VM on drawn inputs ({', '.join(needing)}: "
+                    "Disco's workers, or data an assertion accepts): excluded by rule")
+        self.indexing = any(numbers.is_integer(spec.dtype) for spec in specs)
         return ""
 
-    def _run(self, executable, inputs, second):
-        """(answer on `inputs`, answer on `second`); None when TVM failed running it (an
-        `error` violation: a compiled module that cannot run its own inputs)."""
-        with self.recorder.phase("answer", self.final):
-            ran = classify.Call.of(self.final, lambda: (self._execute(executable, inputs),
-                                                        self._execute(executable, second)))
+    def _run(self, executable, inputs, copier: str | None = None):
+        """The executable's answer on `inputs`, run in a forked child; None when it raised
+        or died. That is a finding (`error`, or `crash` with its signal) only when every
+        input was drawn in its domain: an integer input may be an index the draw put out
+        of range, or a divisor it made zero (said, not compared)."""
+        with self.recorder.phase("answer", self.final, copier):
+            ran = forked.call(lambda: self._execute(executable, inputs))
         if ran.ok:
             return ran.value
+        if ran.ours:
+            raise HarnessBug(self.final, RuntimeError(ran.ours))
+        what = ran.error or f"killed by {ran.signal}"
+        if self.indexing:
+            self._record(f"{copier} copy" if copier else "every comparison", "not compared",
+                         f"it failed on drawn integer inputs, which may index out of range "
+                         f"or divide by zero: {what}")
+            return None
         self.recorder.violate(Violation(
-            Outcome.ERROR, self.final, "(run)", f"the compiled module failed to run on "
-            f"drawn inputs: {ran.detail}", phase=Phase.ANSWER))
+            Outcome.CRASH if ran.signal else Outcome.ERROR, self.final, "(run)",
+            f"the compiled {f'{copier} copy' if copier else 'module'} failed to run on "
+            f"drawn inputs: {what}", phase=Phase.COPY if copier else Phase.ANSWER,
+            copier=copier, signal=ran.signal or None))
         return None
 
-    def _copy(self, name, copy, inputs, got, got_again) -> None:
-        with self.recorder.phase("answer", self.final, name):
-            ran = classify.Call.of(self.final, self._execute, copy, inputs)
+    def _copy(self, name, copy, inputs, got) -> None:
         label = f"{name} copy"
-        if not ran.ok:
-            self._record(label, "not compared", f"it failed to run: {ran.detail}")
-            self.recorder.violate(Violation(
-                Outcome.WRONG_RESULT, self.final, "(answer vs the source's)",
-                f"the {name} copy's executable failed to run where the source's ran: "
-                f"{ran.detail}", phase=Phase.COPY, copier=name))
+        if not any(v.copier == name for v in self.recorder.result.violations):
+            # A lossless copy (structurally equal, constants by value) that compiled to the
+            # same code as the source's (the outcome's signatures): its answer is the
+            # source's. Running untuned code again costs seconds (yolov3-tiny: 2.5 s).
+            self._record(label, "not run", "a lossless copy compiled to the source's code: "
+                         "its answer is the source's")
             return
-        difference = numbers.compare(got, ran.value, numbers.SAME_CODE)
-        self._record(label, difference, sensitive=numbers.sensitive(got, got_again))
+        answer = self._run(copy, inputs, copier=name)
+        if answer is None:
+            return
+        difference = numbers.compare(got, answer, numbers.SAME_CODE)
+        self._record(label, difference, sensitive=self.sensitive)
         if not difference.agree:
             self.recorder.violate(Violation(
                 Outcome.WRONG_RESULT, self.final, "(answer vs the source's)",
                 f"the {name} copy computes other numbers than the module it copies: "
                 f"{difference.mismatch}", phase=Phase.COPY, copier=name))
 
-    def _front(self, source, front, inputs, second, answer):
+    def _front(self, source, front, inputs, got):
         """The source's own answer (compiled without the stages before the compile),
         compared with the path's; a difference names the stage. None: not compiled."""
         before = "the module before " + ", ".join(stage.name for stage, _ in front)
         with self.recorder.phase("answer", self.final):
-            made = classify.Call.of(self.final, lambda: self._answers(source, inputs, second))
+            made = classify.Call.of(self.final, calls.compile_module, source,
+                                    self.pipeline.target)
         if not made.ok:
             self._record(before, "not compared", f"it does not compile: {made.detail}")
             return None
-        want, want_again = made.value
-        difference = numbers.compare(want, answer[0], numbers.DIFFERENT_CODE)
-        self._record(before, difference, sensitive=numbers.sensitive(want, want_again))
+        want = self._run(made.value, inputs)
+        if want is None:
+            return None
+        difference = numbers.compare(want, got, numbers.DIFFERENT_CODE)
+        self._record(before, difference, sensitive=self.sensitive)
         if not difference.agree:
             stage = self._stage_that_changed(front, inputs, want)
             passes = [record.name for record in self.recorder.result.passes
@@ -153,36 +195,28 @@ class AnswerChecks:
                 f"after {stage.name} the module computes other numbers than before it: "
                 f"{difference.mismatch}", passes[-1] if passes else None,
                 len(passes) or None, phase=Phase.ANSWER))
-        return made.value
+        return want
 
     def _stage_that_changed(self, front, inputs, want):
         """The first stage whose output answers differently from the source (the last
         one when every earlier output fails to compile or agrees)."""
         for stage, output in front[:-1]:
-            ran = classify.Call.of(self.final, lambda output=output: self._execute(
+            ran = forked.call(lambda output=output: self._execute(
                 calls.compile_module(output, self.pipeline.target), inputs))
             if ran.ok and not numbers.compare(want, ran.value, numbers.DIFFERENT_CODE).agree:
                 return stage
         return front[-1][0]
 
-    def _answers(self, mod, inputs, second):
-        executable = calls.compile_module(mod, self.pipeline.target)
-        return self._execute(executable, inputs), self._execute(executable, second)
-
     def _execute(self, executable, inputs):
         return execute.run(executable, inputs, self.entry)
 
-    def _reference(self, source, references, inputs, second, got) -> None:
+    def _reference(self, source, references, inputs, framework, got) -> None:
         """TVM's answer against the framework's; before a difference is blamed on TVM, a
         second, independent implementation is asked: agreeing with TVM, the frameworks
         disagree and nothing is TVM's finding."""
-        found = references.answers(inputs, second)
-        if isinstance(found, str):
-            self._record("framework", "not compared", found)
-            return
-        name, want, want_again = found
+        name, want = framework
         difference = numbers.compare(want, got, numbers.DIFFERENT_CODE)
-        self._record(name, difference, sensitive=numbers.sensitive(want, want_again))
+        self._record(name, difference, sensitive=self.sensitive)
         if difference.agree:
             return
         opinion = references.second_opinion(name, inputs)

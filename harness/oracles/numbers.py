@@ -66,6 +66,10 @@ def draw(specs, seed: int, positive: bool) -> list:
     return arrays
 
 
+def is_integer(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint"))
+
+
 def drawable(spec) -> bool:
     return spec.shape is not None and _numpy_dtype(spec.dtype) is not None
 

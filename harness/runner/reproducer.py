@@ -81,7 +81,7 @@ def _uses_failing_stage(spec: dict, values: dict) -> bool:
     stage under its own instrument), not a crash while loading (phase "process")."""
     if spec["template"] == "lossy-roundtrip":
         return bool(values["copy_output_line"] or values["outcome_check"])
-    if spec["template"] == "wrong-result":
+    if spec.get("answer"):
         return spec["answer"]["compare"] == "stage"
     return spec["template"] != "mutated" and spec["phase"] != Phase.PROCESS
 
@@ -145,7 +145,9 @@ def _answer_values(spec: dict) -> dict:
         return {}
     prepared = "prepare(load())" if len(spec["stages"]) > 1 else "load()"
     compare = answer["compare"]
-    if compare == "copy":
+    if compare == "run":   # the error template calls failing_call (call_answer)
+        lines, claim = [], ""
+    elif compare == "copy":
         lines = [f"mod = {prepared}", "want = answer(mod, arrays)",
                  "got = answer(COPY(mod), arrays)"]
         claim = "the copy computes other numbers than the module it copies"
@@ -192,7 +194,7 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
         text += _template("meta_schedule").substitute(values)
     if spec["hooks"]:
         text += "\n\n" + "\n".join(spec["hooks"]).strip("\n") + "\n"
-    answering = spec["template"] == "wrong-result"
+    answering = bool(spec.get("answer"))   # a wrong result, or the compiled module's run failing
     if spec["template"] == "lossy-roundtrip" or (failing_call and spec["phase"] == Phase.COPY) \
             or (answering and spec["answer"]["compare"] == "copy"):
         text += f"\n\nCOPY = {spec['copy_call']}\n"
@@ -206,10 +208,10 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
     if (failing_call and spec["phase"] == Phase.DETERMINISM) or values["outcome_check"] and \
             spec["template"] == "lossy-roundtrip":
         text += _template("outcome").substitute(values)
-    if failing_call:
-        text += _template(f"call_{spec['phase']}").substitute(values)
     if answering:
         text += _template("answer").substitute(values)
+    if failing_call:
+        text += _template(f"call_{spec['phase']}").substitute(values)
     return text
 
 
@@ -263,7 +265,7 @@ def write(out_dir: str, *, violation: Violation, options: Options, versions: dic
         onnx.save(model, os.path.join(out_dir, "model.onnx"))
     answer = answer_spec(violation, options, module if module is not None else
                          doors.to_relax(model), model) \
-        if violation.kind == Outcome.WRONG_RESULT else None
+        if violation.kind == Outcome.WRONG_RESULT or violation.phase == Phase.ANSWER else None
     spec = spec_of(violation=violation, options=options, versions=versions, command=command,
                    embedded=embedded, sizes=sizes, copier_hook=copier_hook, title=title,
                    deadline=deadline, recipe=door.recipe(model) if door else None,

@@ -138,7 +138,10 @@ def spec_of(*, violation: Violation, options: Options, versions: dict, command: 
 
 def comparison_of(violation: Violation, final_stage: str) -> str:
     """What a wrong result was compared with: a copy's answer (`copy`), the failing
-    stage's input's (`stage`), or the framework's (`framework`)."""
+    stage's input's (`stage`), or the framework's (`framework`); `run` for the compiled
+    module failing to run at all."""
+    if violation.kind != Outcome.WRONG_RESULT:
+        return "run"   # the compiled module failed to run on the drawn inputs
     if violation.phase == Phase.COPY:
         return "copy"
     return "framework" if violation.stage == final_stage else "stage"
