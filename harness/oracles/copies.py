@@ -112,7 +112,8 @@ class CopyChecks:
         """The copiers whose copies of its input the final stage runs on."""
         return tuple(self.copiers) if self.options.full_copies else ("deepcopy",)
 
-    def final_stage_on_copies(self, final_input, expected, made: dict | None = None) -> dict:
+    def final_stage_on_copies(self, final_input, expected, made: dict | None = None,
+                              earlier: list | None = None) -> dict:
         """The final stage's input round-trips, and its copies give the same outcome.
 
         By default only through deepcopy, the user's workaround, which TVM implements
@@ -121,6 +122,9 @@ class CopyChecks:
         `made`: good copies of this very input made before the path ran (the compile
         path's one stage takes the source): used again, so no copier copies one module
         twice, unless a mutation has been seen since (they would be of another module).
+        `earlier`: the path's modules before the final stage ((None, the source), then
+        (stage, its output) each), where an outcome that follows object identity is traced
+        back to the pass that left an address-hashed object in the module.
         The final stage's output on each copy that ran, by copier (the answers oracle runs
         the executables).
         """
@@ -140,7 +144,9 @@ class CopyChecks:
             output = self._same_outcome(
                 name, label, expected, lambda copy=copy: final.run(copy),
                 again=lambda name=name: self._on_another_copy(name, final_input),
-                apart=lambda name=name: self._first_pass_apart(name, final_input))
+                apart=lambda name=name: self._first_pass_apart(name, final_input),
+                earlier=lambda name=name: self._pass_leaving_address_hashed(name,
+                                                                            earlier or []))
             if output is not None:
                 outputs[name] = output
         return outputs
@@ -164,7 +170,7 @@ class CopyChecks:
                                lambda copy=copy: whole_path(copy))
 
     def _same_outcome(self, name: str, label: str, expected, run, again=None,
-                      apart=None):
+                      apart=None, earlier=None):
         """Run the path (or its final stage) over a copy, unguarded, and compare outcomes;
         a TVM exception there is the seed's symptom ("cannot find field axis"). The
         output, None when the run failed.
@@ -173,7 +179,8 @@ class CopyChecks:
         first differs: two copies disagreeing with each other say the outcome follows
         object identity (an address-ordered map in a pass), not what a copy lost. `apart`
         then names the pass: the violation's pass, so the registry can recognize it on any
-        model (the message alone names no pass)."""
+        model (the message alone names no pass); where no pass of the final stage parts
+        them, `earlier` looks for the pass before it that left an address-hashed object."""
         final = self.pipeline.final.name
         with self.recorder.phase("copy", final, name):
             ran = classify.Call.of(final, _unguarded, run)
@@ -199,6 +206,15 @@ class CopyChecks:
                         violation.pass_name = found.value
                         violation.detail += ("; the first pass whose output differs between "
                                              f"two such copies: {found.value}")
+                if violation.pass_name is None and earlier is not None:
+                    with self.recorder.phase("copy", final, name):
+                        found = classify.Call.of(final, _unguarded, earlier)
+                    if found.ok and found.value:
+                        violation.pass_name = found.value
+                        violation.detail += (
+                            "; the pass that left an object hashed by its address in the "
+                            "module (a copy of its output hashes otherwise, of its input "
+                            f"not): {found.value}")
         if violation:
             self.recorder.violate(violation)
         return ran.value
@@ -233,6 +249,29 @@ class CopyChecks:
             found = structure.first_pass_apart(one, other)
             if found:
                 return found
+        return None
+
+    def _pass_leaving_address_hashed(self, name: str, earlier: list) -> str | None:
+        """The pass of an earlier stage whose output holds an object hashed by its address
+        (a free buffer or var: a copy hashes otherwise, structure.holds_address_hashed)
+        where its input held none: the final stage follows that object's identity, and that
+        pass left it there (AttachAttrLayoutFreeBuffers' dangling annotation). None when
+        the path's input holds one already, or no stage's output does."""
+        copier = self.copiers[name]
+
+        def address_hashed(mod) -> bool:
+            return structure.holds_address_hashed(mod, copier(mod))
+        if not earlier or address_hashed(earlier[0][1]):
+            return None
+        for (_, before), (stage, output) in zip(earlier, earlier[1:], strict=False):
+            if not address_hashed(output):
+                continue
+            applications = calls.pass_applications(lambda stage=stage, before=before:
+                                                   stage.run(copier(before)))
+            for pass_name, pass_input, pass_output in applications:
+                if not address_hashed(pass_input) and address_hashed(pass_output):
+                    return pass_name
+            return None
         return None
 
     def _deterministic(self, final_input, expected) -> bool:

@@ -168,7 +168,8 @@ class _Run:
             copied = {}
             if checks and not self.stopped():
                 copied = self.copy_checks.final_stage_on_copies(
-                    current, outcome, made if current is source else {})
+                    current, outcome, made if current is source else {},
+                    earlier=[(None, source)] + front)
                 if full:
                     self.copy_checks.whole_path_on_source_copies(source, outcome)
             if checks and self.options.answers and runs_here(self.pipeline) \

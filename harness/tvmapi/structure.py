@@ -17,6 +17,20 @@ def structural_hash(obj, map_free_vars: bool = False, skip_tensor_content: bool 
                                  skip_tensor_content=skip_tensor_content)
 
 
+def holds_address_hashed(mod, copy) -> bool:
+    """`mod` holds an object its structural hash takes by address (a free buffer or var):
+    a structurally equal `copy` hashes otherwise, as a whole or in one of its TIR
+    functions hashed alone (a function referring to a buffer another function defines:
+    the module hashes it by position while that function is there). Relax functions are
+    not hashed alone: their GlobalVars are free there by design."""
+    if structural_hash(mod) != structural_hash(copy):
+        return True
+    from harness.tvmapi.loading import tvm
+    prim_func = tvm().tirx.PrimFunc if hasattr(tvm(), "tirx") else tvm().tir.PrimFunc
+    return any(structural_hash(func) != structural_hash(copy[gv.name_hint])
+               for gv, func in mod.functions.items() if isinstance(func, prim_func))
+
+
 def structural_equal(a, b, map_free_vars: bool = False) -> bool:
     return bool(ffi().structural_equal(a, b, map_free_vars))
 
