@@ -135,11 +135,11 @@ def test_scope_is_case_stack_layout_and_path(registry):
     older.tvm_version = "0.26.0"
     assert known_issues.judge(older).known[0][1].reference == "lenient, every case"
     source_build = result("yolov3-tiny", annotate())
-    source_build.tvm_version = "git:5d4dc8721307"     # in no release range
-    assert known_issues.judge(source_build).known[0][1].reference == "lenient, every case"
-    # a commit bisect asks whether the failure is a registered one: within every range
-    assert known_issues.judge(source_build, source_builds=True).known[0][1].reference == \
-        "strict, yolo"
+    source_build.tvm_version = "git:5d4dc8721307"     # in no release range, when asked so
+    assert known_issues.judge(source_build, source_builds=False).known[0][1].reference == \
+        "lenient, every case"
+    # a source build's result is within every range (report over main, a commit bisect)
+    assert known_issues.judge(source_build).known[0][1].reference == "strict, yolo"
 
 
 def test_incomplete_or_injected_runs_do_not_make_entries_stale(registry):
@@ -552,3 +552,17 @@ def test_a_field_written_into_an_entry_changes_that_entry_alone(tmp_path):
     assert written.startswith("# a comment\n") and 'id = "two"  # the second' in written
     with pytest.raises(BadInput, match="no entry with id 'three'"):
         registry_edit.set_field(str(tmp_path), "three", "fixed_by", "x")
+
+
+def test_a_source_builds_result_reads_registered_bugs_as_known_not_new():
+    """A commit's build has no release number ("git:<sha>"): read against no range, every
+    registered bug on `report` over main read `new`. Its result is judged as a source build's
+    by default, as bisect-step always asked."""
+    from harness.verdict import Outcome
+    violation = Violation(Outcome.MUTATED, "zero-pipeline", "(pass input)", "seeded",
+                          "tirx.AnnotateEntryFunc", 3)
+    for version in ("0.27.0.post1", "git:5d4dc8721300"):
+        result = Result("yolov3-tiny", tvm_version=version, tvm_ffi_version="0.1.14.post1",
+                        options={"layout": "nchw", "path": "extract"})
+        result.add(violation)
+        assert known_issues.judge(result).status == Outcome.KNOWN, version

@@ -152,10 +152,13 @@ class Judgement:
 
 
 def judge(result: Result, kinds: tuple[str, ...] | None = None,
-          source_builds: bool = False) -> Judgement:
+          source_builds: bool | None = None) -> Judgement:
     """Match each violation (of `kinds`, default all) to the entry explaining it (the
     module docstring has the rule). `source_builds`: a "git:<sha>" version is within every
-    range (bisect-step asks whether a failure on a commit is a registered one)."""
+    range; by default, when the result is a source build's (a commit has no release
+    number: read against no range, every registered bug on it read `new`)."""
+    if source_builds is None:
+        source_builds = str(result.tvm_version or "").startswith("git:")
     options = result.options or {}
     entries = [entry for entry in registry() if entry.holds_on(
         result.__dict__, options.get("layout", "nchw"), options.get("path", "extract"),
