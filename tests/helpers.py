@@ -85,3 +85,21 @@ def without_torch(folder) -> str:
         handle.write(NO_TORCH)
     return str(folder)
 
+
+# A user's PyTorch model file: conv -> ReLU -> mean (the PyTorch door's smallest model).
+TORCH_MODEL = '''\
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)).mean(dim=(2, 3))
+
+
+model = Net()
+example_inputs = (torch.randn(1, 3, 8, 8),)
+'''

@@ -12,7 +12,7 @@ import os
 import numpy
 import pytest
 import seeded_answers
-from helpers import run_in_process
+from helpers import TORCH_MODEL, run_in_process
 
 from harness.catalog import cases as catalog
 from harness.options import Options
@@ -97,22 +97,6 @@ def test_a_miscompile_inside_tvm_compile_is_named_by_bisecting_its_passes(monkey
     assert {v.kind for v in unseen.violations} <= {Outcome.MUTATED}
 
 
-TORCH_NET = """
-import torch
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-
-    def forward(self, x):
-        return torch.relu(self.conv(x)).mean(dim=(2, 3))
-
-
-model = Net()
-example_inputs = (torch.randn(1, 3, 8, 8),)
-"""
 
 
 @pytest.mark.nightly   # torch's import and an export: ~12 s of the default run
@@ -121,7 +105,7 @@ def test_a_pytorch_model_is_compared_with_pytorch_and_a_miscompile_named(tmp_pat
     pytest.importorskip("torch", reason="the PyTorch door: pip install -e '.[torch]'")
     from harness import doors
     path = tmp_path / "net.py"
-    path.write_text(TORCH_NET)
+    path.write_text(TORCH_MODEL)
     model = doors.named("torch").load(str(path))
     # (a clean PyTorch model agrees: tv-squeezenet1_0 in `report --path compile`)
     name = seeded_answers.seed_tir_miscompile(monkeypatch)

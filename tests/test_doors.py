@@ -16,7 +16,7 @@ import sys
 import textwrap
 
 import pytest
-from helpers import ROOT, cli, cli_here
+from helpers import ROOT, TORCH_MODEL, cli, cli_here
 
 from harness import doors
 from harness.catalog import cases as catalog
@@ -55,22 +55,6 @@ with builder.function("main", [x]):
 mod = builder.get()
 '''
 
-TORCH_MODEL = '''\
-import torch
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-
-    def forward(self, x):
-        return torch.relu(self.conv(x)).mean(dim=(2, 3))
-
-
-model = Net()
-example_inputs = (torch.randn(1, 3, 8, 8),)
-'''
 
 
 def _write(folder, name: str, text: str) -> str:
