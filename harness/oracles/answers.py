@@ -73,12 +73,14 @@ class AnswerChecks:
               references: References | None) -> None:
         """`front`: (stage, its output) of every stage before the compile, in order;
         `copies`: the executable of each copy of the compile's input, by copier."""
-        self.entry, self.indexing = execute.entry_name(source), False
+        self.entry = execute.entry_name(source)
         refusal = self._refusal(source)
         if refusal:
             self._record("every comparison", "not compared", refusal)
             return
         specs = execute.input_specs(source)
+        # an integer input may be an index or a divisor: its run failing may be the draw's
+        self.indexing = any(numbers.is_integer(spec.dtype) for spec in specs)
         positive = ir.count_calls(source, numbers.POSITIVE_DOMAIN_OPS) > 0
         inputs = numbers.draw(specs, 0, positive)
         second = numbers.draw(specs, 1, positive)
@@ -124,7 +126,6 @@ class AnswerChecks:
         if needing:
             return (f"ops that need more than a lone VM on drawn inputs ({', '.join(needing)}: "
                     "Disco's workers, or data an assertion accepts): excluded by rule")
-        self.indexing = any(numbers.is_integer(spec.dtype) for spec in specs)
         return ""
 
     def _run(self, executable, inputs, copier: str | None = None):
