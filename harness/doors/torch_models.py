@@ -1,17 +1,14 @@
 """The PyTorch door's models: torchvision's, and small transformers configurations.
 
-Each is built with random weights (torchvision's `weights=None`; transformers from a
-config, no hub access), seeded, and exported with `torch.export` at a static input
-shape: the import path TVM's own tutorials use (`from_exported_program`). A program
-is exported once per (torch, torchvision, transformers) version into the harness
-cache (`torch.export.save`), and so is its refusal: a model that does not export is
-`unsupported` with torch's reason, never a failure of the harness. The same program
-through `torch.onnx.export` is the ONNX door's twin of the model (`onnx_twin`).
-
-torch is an optional extra (`pip install -e '.[torch]'`); without it a torch case is
-"cannot test here" (TorchUnavailable: exit 125, and the pytest plugin skips it, saying
-so). Listing the catalog never imports torch: `listing()` reads a JSON file written
-once per torchvision version by a child that does.
+Each is built with random weights (torchvision's `weights=None`, BatchNorm statistics
+from the example batch: torch_calibration; transformers from a config, no hub access),
+seeded, and exported with `torch.export` at a static input shape (TVM's tutorials' path,
+`from_exported_program`), once per (torch, torchvision, transformers) version into the
+cache, and so is its refusal: a model that does not export is `unsupported` with torch's
+reason. The same program through `torch.onnx.export` is the ONNX door's twin (`onnx_twin`).
+torch is an optional extra; without it a torch case is "cannot test here" (exit 125; the
+pytest plugin skips it, saying so). Listing the catalog never imports torch: `listing()`
+reads a JSON file written once per torchvision version by a child that does.
 """
 from __future__ import annotations
 
@@ -26,11 +23,12 @@ import subprocess
 import sys
 
 from harness import classify, paths
+from harness.doors import torch_calibration
 from harness.verdict import first_line
 
 FAMILIES = ("classification", "segmentation", "detection", "video", "optical_flow",
             "quantization")
-FORMAT = 1    # bump when what is exported changes: the cache starts afresh
+FORMAT = 2    # bump when what is exported changes: the cache starts afresh (2: calibrated)
 TORCH_EXTRA = "pip install -e '.[torch]'"
 
 
@@ -169,10 +167,13 @@ class TorchModel:
                 inputs = (torch.randn(*shape, generator=generator),)
             return model.eval(), inputs
         import torchvision
-        model = torchvision.models.get_model(self.name, **_builder_arguments(self.family))
         inputs = tuple(torch.randn(*shape, generator=generator)
                        for shape in _torchvision_inputs(self.name, self.family))
-        return model.eval(), inputs
+
+        def make():
+            torch.manual_seed(0)
+            return torchvision.models.get_model(self.name, **_builder_arguments(self.family))
+        return torch_calibration.calibrated(make, inputs), inputs
 
     def recipe(self) -> str:
         """Python source that builds and exports this model as `build` does (for repro.py)."""
@@ -193,15 +194,9 @@ class TorchModel:
                 "model = Model(inner).eval()",
                 f"inputs = ({make.format(shape=shape)},)",
                 "program = torch.export.export(model, inputs)"])
-        arguments = ", ".join(f"{key}={value!r}"
-                              for key, value in _builder_arguments(self.family).items())
-        shapes = _torchvision_inputs(self.name, self.family)
-        return "\n".join([
-            "import torch, torchvision",
-            "torch.manual_seed(0)",
-            f"model = torchvision.models.get_model({self.name!r}, {arguments}).eval()",
-            "inputs = (" + ", ".join(f"torch.randn(*{shape})" for shape in shapes) + ",)",
-            "program = torch.export.export(model, inputs)"])
+        return torch_calibration.torchvision_recipe(
+            self.name, _builder_arguments(self.family),
+            _torchvision_inputs(self.name, self.family))
 
     # ---- the cached export ----------------------------------------------------
 
