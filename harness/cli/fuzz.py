@@ -16,6 +16,7 @@ import time
 
 from harness import paths
 from harness.catalog import known_issues
+from harness.cli import fuzz_summary
 from harness.cli.options import output_dir, positive_int
 from harness.options import Options
 from harness.oracles import roundtrip
@@ -229,7 +230,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
                             else check_graph(spec, door, options, copiers))
             outcome.checked = len(checked)
             for record in checked[key][0].answers:
-                label = f"{_comparison_kind(record.comparison)}: {record.status}"
+                label = f"{fuzz_summary.comparison_kind(record.comparison)}: {record.status}"
                 outcome.answers[label] = outcome.answers.get(label, 0) + 1
         result, found = checked[key]   # the passes that rewrote (ops), the conversions
         if generator == "ops":
@@ -291,12 +292,6 @@ class NothingDrawn(Exception):
             "undriven; print(undriven())\"` says why each op is refused)")
 
 
-def _comparison_kind(comparison: str) -> str:
-    """A comparison's kind for the campaign's tally (the stages before the compile vary)."""
-    return "the module before its layout stages" if comparison.startswith("the module before") \
-        else comparison
-
-
 def _onnx_model(spec):
     from harness.catalog import graphs
     return graphs.to_onnx(spec)
@@ -315,27 +310,8 @@ def cmd_fuzz(args) -> int:
     except NothingDrawn as exc:
         print(f"fuzz: harness error (exit {EXIT_INTERNAL}): {exc}", file=sys.stderr)
         return EXIT_INTERNAL
-    rate = outcome.checked / outcome.seconds if outcome.seconds else 0.0
-    if outcome.generator == "ops":
-        counts = outcome.passes_rewrote
-        mean = sum(counts) / len(counts) if counts else 0.0
-        print(f"fuzz: {outcome.examples} op programs ({outcome.checked} distinct, checked) in "
-              f"{outcome.seconds:.1f} s ({rate:.2f} checked/s); {len(outcome.ops_drawn)} "
-              f"distinct ops drawn; {mean:.1f} distinct passes rewrote each, on average")
-    else:
-        rewritten = sum(1 for count in outcome.layout_conversions if count > 0)
-        print(f"fuzz: {outcome.examples} examples ({outcome.checked} distinct, checked) in "
-              f"{outcome.seconds:.1f} s ({rate:.2f} checked/s); ConvertLayout inserted "
-              f"layout conversions in {rewritten} of them")
-    if outcome.answers:
-        print("fuzz: numbers compared (distinct inputs): " + "; ".join(
-            f"{label} {count}" for label, count in sorted(outcome.answers.items())))
-    if outcome.failure:
-        print(f"fuzz: {outcome.violation.kind}: {outcome.violation.one_line()}")
-        print(f"fuzz: shrunk to {outcome.spec!r} via {outcome.door}")
-        print(f"fuzz: reproducer: {outcome.reproducer}")
-        return 1
-    return 0
+    print("\n".join(fuzz_summary.lines(outcome)))
+    return 1 if outcome.failure else 0
 
 
 def register(sub) -> None:
