@@ -174,3 +174,7 @@ def test_the_numbers_are_an_item_only_where_a_run_compares_them(tmp_path):
         "--harness-no-answers")
     assert not [item for item in _collected(project, "--harness-case", "mine-relu")
                 if "same-numbers" in item]
+    # a target in TVM's JSON form is llvm all the same
+    assert "mine-relu-compile-same-numbers" in _collected(
+        project, "--harness-case", "mine-relu", "--harness-path", "compile",
+        "--harness-target", '{"kind": "llvm", "mcpu": "x86-64"}')
