@@ -43,14 +43,14 @@ class References:
     a second implementation to confirm a difference with)."""
     model: object
 
-    def answers(self, inputs, second) -> tuple[str, list, list] | str:
-        """(name, answer on `inputs`, on `second`) of the door's reference, else of its
-        second one; why neither can answer, as text."""
+    def answers(self, inputs, second=None) -> tuple[str, list, list | None] | str:
+        """(name, answer on `inputs`, on `second` (None when not asked)) of the door's
+        reference, else of its second one; why neither can answer, as text."""
         reasons = []
         for ask in (doors.answer, doors.second_answer):
             try:
                 name, want = ask(self.model, inputs)
-                return name, want, ask(self.model, second)[1]
+                return name, want, None if second is None else ask(self.model, second)[1]
             except doors.ReferenceUnavailable as reason:
                 reasons.append(str(reason))
         return "; ".join(reasons)

@@ -166,7 +166,7 @@ def answer_spec(violation: Violation, options: Options, source, model) -> dict:
             "entry": execute.entry_name(source)}
     if compare == "framework" and model is not None:
         arrays = numbers.draw(specs, 0, positive)
-        found = References(model).answers(arrays, arrays)
+        found = References(model).answers(arrays)
         if isinstance(found, str):
             raise BadInput(f"the reference cannot answer now: {found}")
         name, want, _ = found

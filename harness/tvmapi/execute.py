@@ -7,6 +7,7 @@ The VM runs on the CPU (llvm executables only: a GPU target's code cannot run he
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from harness.tvmapi.loading import tvm
 
@@ -109,18 +110,15 @@ def compile_limited(mod, target, limit: int | None):
     return executable, policy.seen
 
 
-_LIMIT_CLASS = []
-
-
+@functools.cache
 def _limit_instrument():
-    """One instrument class for the process (TVM's decorator makes a new class per call)."""
-    if not _LIMIT_CLASS:
-        @tvm().ir.instrument.pass_instrument
-        class OptBisectLimit:
-            def __init__(self, policy):
-                self.policy = policy
+    """One instrument class for the process (TVM's decorator makes a new class per call,
+    as calls._instrument_class says)."""
+    @tvm().ir.instrument.pass_instrument
+    class OptBisectLimit:
+        def __init__(self, policy):
+            self.policy = policy
 
-            def should_run(self, mod, info):
-                return self.policy.should_run(str(info.name))
-        _LIMIT_CLASS.append(OptBisectLimit)
-    return _LIMIT_CLASS[0]
+        def should_run(self, mod, info):
+            return self.policy.should_run(str(info.name))
+    return OptBisectLimit
