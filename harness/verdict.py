@@ -280,14 +280,14 @@ class CopierRecord:
 @dataclasses.dataclass
 class AnswerRecord:
     """One comparison of numbers: what was compared with what, and how it came out."""
-    comparison: str          # "deepcopy copy", "nchw", "onnxruntime", "eager PyTorch"
+    comparison: str          # "deepcopy copy", "the module before convert-layout", "PyTorch"
     status: str              # agree | differ | not compared | not run (the answer is known)
     detail: str = ""         # the mismatch, or why it was not compared
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
     headroom: float = 0.0    # the largest error over its allowance (1: at the tolerance's edge)
-    # the reference answer changes with the input (two draws differ beyond the tolerance):
-    # False says an agreement proves little (a saturated softmax answers the same anyway)
+    # the answer moves with its input (two draws differ beyond the tolerance); False: an
+    # agreement proves little (constant weights answer the same whatever the input)
     sensitive: bool | None = None
 
 
