@@ -84,6 +84,13 @@ hidden_mutator = tvm.transform.Sequential(
     name="SeededPipeline")
 
 
+@tvm.transform.module_pass(opt_level=0, name="SeededMutatesThenNests")
+def mutates_then_nests(mod, _ctx):
+    """Mutates its input in its own body, then runs a nested pass (as SplitHostDevice's
+    `mod->Update` before its ConvertSSA): the nested pass ends first, but did nothing."""
+    return tvm.relax.transform.Normalize()(mutate_in_place(mod))
+
+
 def respan_in_place(mod):
     """Rebind `main` to the same function with another span: the structural hash does
     not move (spans are outside structural equality), the JSON text does."""

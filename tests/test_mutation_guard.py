@@ -67,6 +67,17 @@ def test_mutator_hidden_in_a_sequential_is_named():
     assert result.outcome_count > 0            # the path went on after the finding
 
 
+def test_a_mutation_in_a_passs_own_body_is_blamed_on_it_not_on_the_pass_it_nests():
+    """The watched modules are looked at as a nested pass begins too: a change already
+    there was made by the enclosing pass. Seen only at pass ends, it was blamed on the
+    nested Normalize, which ends first (the sweep named tirx.ConvertSSA for
+    tirx.SplitHostDevice's in-place update on scheduled GPU TIR)."""
+    result = run_in_process(inject_pass=seeded_spec("mutates_then_nests"))
+    assert result.verdict == "mutated", result.violations
+    assert {v.pass_name for v in _mutations(result)} == {"SeededMutatesThenNests"}, \
+        result.violations
+
+
 def test_global_infos_updated_in_place_are_named():
     """No function rebound and the module is an intermediate of a Sequential (no stage
     fingerprint sees it). The guard holds each piece it was handed, so UpdateGlobalInfo

@@ -121,6 +121,8 @@ class _Open:
     context: tuple | None = None    # (name, input key, the enclosing one's context): a memo key
     trace: list | None = None       # the names of the passes it ran, while it runs (a memo value)
     repeat: _Repeat | None = None   # the repeat it is, or runs inside
+    # (watched label, how) of changes seen as a pass nested in it began: its own body's
+    moved: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -194,8 +196,22 @@ class PassGuard:
         for entry in raised:
             record = PassRecord(self.stage, entry.name, entry.index,
                                 round(now - entry.started, 5), raised=True)
+            self._blame_own_body(entry, record)
             self.records.append(record)
             self.emit({"event": "pass-end", **record.__dict__})
+
+    def _note_moved_before(self, parent: _Open) -> None:
+        """A watched module that moved before a nested pass began moved in the enclosing
+        pass's own body (SplitHostDevice's `mod->Update` before its ConvertSSA): blamed on
+        it, not on the nested pass that ends first."""
+        for watched in self.watched:
+            if watched.moved():
+                parent.moved.append((watched.label, "a function was rebound in place"))
+
+    def _blame_own_body(self, entry: _Open, record: PassRecord) -> None:
+        for label, how in entry.moved:
+            record.mutated_input = record.mutated_input or label == "stage input"
+            self.findings.append(Finding(record, label, how))
 
     # ---- the PassInstrument interface --------------------------------------
 
@@ -208,6 +224,8 @@ class PassGuard:
                    "index": self.counter})
         if self.crash_input_path:
             self._keep_input(mod)
+        if self.stack and self.watched:
+            self._note_moved_before(self.stack[-1])
         last, self.last_hashed = self.last_hashed, None
         if not watch or (self.shared_only and not structure.held_elsewhere(mod)):
             self.stack.append(_Open(name, self.counter, time.perf_counter(), None, (), None,
@@ -266,6 +284,7 @@ class PassGuard:
         record = PassRecord(self.stage, entry.name, entry.index, round(now - entry.started, 5))
         if entry.trace is not None:   # ran to its end: a later repeat can follow it
             self.memo.setdefault(entry.context, entry.trace)
+        self._blame_own_body(entry, record)
         how, after_hash = self._how_input_moved(entry)
         if how:
             record.mutated_input = True
