@@ -36,7 +36,7 @@ class Options:
     pass_guard: bool = True            # False: the stage-level guard only (benchmarks)
     keep_crash_input: bool = False     # write each pass's input JSON first (crash evidence)
     sweep_pass: str | None = None      # path `pass`: FoldConstant, tirx.ConvertSSA (passes.py)
-    sweep_point: str = "imported"      # path `pass`: imported | legalized | fused
+    sweep_point: str = "imported"      # path `pass`: imported | legalized | fused | compiled
     sweep_register: str | None = None  # path `pass`: a file registering more passes
     sweep_probe: bool = False          # path `pass`: stop before the pass (cli.sweep_schedule)
 

@@ -1,7 +1,7 @@
 """Seeded passes registered under relax.transform, as a plugin would register them.
 
 `python -m harness passes --register tests/seeded_sweep.py` imports this file in
-the parent and in every child, so the sweep enumerates these four with the rest.
+the parent and in every child, so the sweep enumerates these five with the rest.
 """
 import os
 import sys
@@ -38,7 +38,14 @@ def _respanner(mod, _ctx):
     return respan_in_place(mod)
 
 
+def _refusal(mod, _ctx):
+    """Refuses every module, as an internal check failing on an input of its phase would:
+    a relax pass's phase is any well-formed module, so no rule makes this a precondition."""
+    raise ValueError("seeded refusal: Check failed: (false) is false")
+
+
 for _name, _body in (("HarnessSeededHiddenState", _hidden_state),
+                     ("HarnessSeededRefusal", _refusal),
                      ("HarnessSeededMutator", _mutator),
                      ("HarnessSeededRespanner", _respanner),
                      ("HarnessSeededUnserializable", _unserializable)):

@@ -88,7 +88,7 @@ def _module_with_a_tensor_constant():
 def test_a_bug_in_a_copier_is_harness_error_not_a_lossy_copy(monkeypatch, path):
     """Seeded in our TVMScript copier (reached from TVM's mutator callback): `check` and
     the pass sweep say harness-error (exit 4) with our frames, never lossy-roundtrip."""
-    from harness.cli.passes import row_of
+    from harness.cli.sweep_rows import row_of
     from harness.tvmapi import copiers, ir
     monkeypatch.setattr(ir, "constant_tensor", ir.return_type)   # raises on any constant
     table = {"tvmscript": lambda mod: copiers.tvmscript_copy(mod)}   # not memoized

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from harness.catalog.known_issues import Judgement, SuiteJudgement
-from harness.cli import matrix_page, passes, report
+from harness.cli import matrix_page, report, sweep_rows
 from harness.process import isolate
 from harness.signature import text_of
 from harness.suite import file_run, summary
@@ -71,7 +71,7 @@ def test_a_name_of_another_family_is_refused_where_it_does_not_belong():
     with pytest.raises(UnknownVerdict):
         Violation("error", "s", "(p)", "d", phase="stage-ish")
     with pytest.raises(UnknownVerdict):
-        passes._row("Normalize", "conv", "fused", Outcome.UNSUPPORTED, "not a row's")
+        sweep_rows.make_row("Normalize", "conv", "fused", Outcome.UNSUPPORTED, "not a row's")
 
 
 @pytest.mark.parametrize("verdict, unknown, stale, known, expected", [
@@ -108,10 +108,10 @@ def test_a_suite_findings_status_is_its_reading():
 
 @pytest.mark.parametrize("verdict", ROW_VERDICTS)
 def test_a_sweep_rows_failing_and_exit_are_its_members(verdict):
-    row = passes._row("Normalize", "conv", "fused", verdict, "detail")
+    row = sweep_rows.make_row("Normalize", "conv", "fused", verdict, "detail")
     assert (row["failing"], row["exit"]) == (verdict.failing, verdict.exit)
     assert type(row["verdict"]) is str and row["verdict"] == verdict   # plain JSON text
-    assert (verdict in passes.FAILING) == verdict.failing
+    assert (verdict in sweep_rows.FAILING) == verdict.failing
 
 
 def test_an_old_crash_row_reads_back_with_its_signal():

@@ -50,22 +50,27 @@ def test_pass_keeps_both_invariants(swept_pass, points, case_ids):
     """The pass leaves its input alone, its output round-trips, two runs agree: on every
     case and point; a registered issue is an xfail, decided by the registry."""
     from harness.catalog import cases as catalog
-    from harness.cli.passes import row_of
+    from harness.cli.sweep_rows import row_of
     from harness.options import Options
     from harness.process.isolate import run_isolated
+    from harness.runner import sweep_input
     rows = []
     for case in map(catalog.resolve, case_ids):
         for point in points:
             options = Options(layout=case.layout, path="pass", sweep_pass=swept_pass,
                               sweep_point=point)
-            rows.append(row_of(swept_pass, case.id, point, run_isolated(case.id, options)))
+            inputs = []   # the input's TIR facts, which a refusal is read against
+            result = run_isolated(case.id, options, on_event=lambda event, kept=inputs: (
+                kept.append(event) if event["event"] == sweep_input.EVENT else None))
+            facts = inputs[0].get("facts") if inputs else None
+            rows.append(row_of(swept_pass, case.id, point, result, facts))
     failing = [row for row in rows if row["failing"]]
     assert not failing, "\n".join(
         f"{row['case']} @ {row['point']}: {row['verdict']}: {row['detail']}\n  reproduce: "
         f"python -m harness passes {row['case']} --pass {swept_pass} --point {row['point']}"
         for row in failing)
     if not any(row["verdict"] in ("pass", "known") for row in rows):
-        # e.g. a TIR pass that needs lowered blocks: no case and point can feed it
+        # e.g. a pass every input of which is refused by rule or not reached
         pytest.skip("no case and point could run the pass: "
                     + "; ".join(sorted({row["detail"] for row in rows}))[:300])
     known = [row["detail"] for row in rows if row["verdict"] == "known"]
@@ -80,12 +85,12 @@ def _rows(*args):
 
 
 def test_seeded_passes_registered_under_test_names_are_swept_and_caught():
-    # One sweep for four concerns (each CLI call imports TVM): the seeded passes, a TIR
-    # pass (run from legalized on), one leaving a free variable, and a pass that needs
-    # arguments (skipped, with why).
+    # One sweep for five concerns (each CLI call imports TVM): the seeded passes, a TIR
+    # pass (run from legalized on, and where tvm.compile hands it its input), one leaving a
+    # free variable, a refusal read by rule, and a pass that needs arguments (skipped).
     code, rows, err = _rows(SMALL_CASE, "--register", SEEDED_SWEEP, "--pass", "HarnessSeeded*",
                             "--pass", "*.LowerInitBlock", "--pass", "s_tir.HoistExpression",
-                            "--pass", "Gradient")
+                            "--pass", "tirx.FlattenBuffer", "--pass", "Gradient")
     assert code == 1, err
     verdicts = {(row["pass"], row["point"]): row["verdict"] for row in rows}
     for point in ("imported", "legalized", "fused"):
@@ -95,11 +100,23 @@ def test_seeded_passes_registered_under_test_names_are_swept_and_caught():
         assert verdicts["HarnessSeededRespanner", point] == "mutated"
         # TVM failing on the pass's output, after the pass: a failing row, not "skipped"
         assert verdicts["HarnessSeededUnserializable", point] == "error"
+        # a refusal of an input of its phase (a relax pass's: any module) is a finding;
+        # read as a precondition before refusals were read by rule
+        assert verdicts["HarnessSeededRefusal", point] == "error"
     assert all(row["failing"] for row in rows if row["pass"] == "HarnessSeededUnserializable")
+    assert all(row["failing"] for row in rows if row["pass"] == "HarnessSeededRefusal")
     assert any("harness_seeded" in row["detail"] for row in rows)   # the access path
     assert sorted((row["point"], row["verdict"]) for row in rows
                   if row["pass"].endswith(".LowerInitBlock")) == [
-        ("fused", "pass"), ("legalized", "pass")]
+        ("compiled", "pass"), ("fused", "pass"), ("legalized", "pass")]
+    # FlattenBuffer refuses TIR with blocks by an internal check: a precondition, by the
+    # phase rule (tvm.compile hands it TIR without blocks); on its own input it runs
+    flatten = {row["point"]: row for row in rows if row["pass"] == "tirx.FlattenBuffer"}
+    assert flatten["compiled"]["verdict"] == "pass", flatten
+    for point in ("legalized", "fused"):
+        assert flatten[point]["verdict"] == "rejected" and not flatten[point]["failing"]
+        assert flatten[point]["detail"].startswith("precondition (phase: ") \
+            and "no-blocks" in flatten[point]["detail"], flatten[point]
     # its output holds a free variable (a block iterator hoisted out of its block): a copy
     # has its own, matched by position, not a lossy round trip
     assert {row["verdict"] for row in rows if row["pass"] == "s_tir.HoistExpression"} == {
@@ -126,7 +143,8 @@ def test_the_default_selection_is_every_relax_pass_and_the_tir_passes_compile_ru
     assert code == 0, err
     listed = {entry["pass"]: entry for entry in json.loads(out)["passes"]}
     tir = [entry for entry in listed.values() if entry["family"] == "tir"]
-    assert all(entry["points"] == ["legalized", "fused"] for entry in tir)
+    # every TIR pass the default selects is on tvm.compile's pipeline: its input there too
+    assert all(entry["points"] == ["legalized", "fused", "compiled"] for entry in tir)
     # the recorded compile decides: passes every CPU build runs are in, profiling and
     # off-pipeline rewrites are not (though --pass reaches them)
     assert {"FoldConstant", "ConvertLayout", "tirx.ConvertSSA", "tirx.MakePackedAPI",
@@ -177,7 +195,7 @@ def test_a_registered_issue_gone_stale_is_a_failing_row_not_a_crash(tmp_path, mo
     """A strict entry in scope that explains nothing (no violation at all) once made the
     sweep's row builder index an empty list."""
     from harness.catalog import known_issues
-    from harness.cli import passes
+    from harness.cli import sweep_rows
     from harness.verdict import Result
     registry = tmp_path / "known_issues.toml"
     registry.write_text('[[issue]]\ncase = "node-split*"\nverdict = "error"\n'
@@ -186,19 +204,19 @@ def test_a_registered_issue_gone_stale_is_a_failing_row_not_a_crash(tmp_path, mo
     monkeypatch.setattr(known_issues, "registry", lambda: entries)
     result = Result("node-split_zero_size_splits_opset18", options={"path": "pass"},
                     tvm_version="0.27.0.post1", tvm_ffi_version="0.1.14.post1")
-    row = passes.row_of("Normalize", result.case, "imported", result)
+    row = sweep_rows.row_of("Normalize", result.case, "imported", result)
     assert row["verdict"] == "stale" and "gone upstream" in row["detail"]
-    assert row["failing"] and "stale" in passes.FAILING
+    assert row["failing"] and "stale" in sweep_rows.FAILING
 
 
-def _row_for(*violations):
-    from harness.cli import passes
+def _row_for(*violations, swept="Normalize", facts=None):
+    from harness.cli import sweep_rows
     from harness.verdict import Result
     result = Result(SMALL_CASE, options={"path": "pass", "layout": "nchw"},
                     tvm_version="0.27.0.post1", tvm_ffi_version="0.1.14.post1")
     for violation in violations:
         result.add(violation)
-    return passes.row_of("Normalize", SMALL_CASE, "fused", result)
+    return sweep_rows.row_of(swept, SMALL_CASE, "fused", result, facts)
 
 
 def test_a_rows_verdict_comes_from_where_the_violation_was_seen():
@@ -209,11 +227,21 @@ def test_a_rows_verdict_comes_from_where_the_violation_was_seen():
                           phase="checks")
     prefix = Violation("error", "zero-pipeline", "(exception)", "ValueError: x", "FuseOps", 9)
     bug = Violation("harness-error", "pass:Normalize", "(harness)", "KeyError: x")
-    assert (_row_for(refused)["verdict"], _row_for(refused)["failing"]) == ("rejected", False)
+    # a relax pass refusing a module: no rule makes it a precondition
+    assert (_row_for(refused)["verdict"], _row_for(refused)["failing"]) == ("error", True)
     assert (_row_for(prefix)["verdict"], _row_for(prefix)["failing"]) == ("skipped", False)
     assert (_row_for(in_checks)["verdict"], _row_for(in_checks)["failing"]) == ("error", True)
     row = _row_for(refused, bug)      # a harness error after a refusal is still ours
     assert (row["verdict"], row["failing"], row["exit"]) == ("harness-error", True, 4)
+    # a lowering pass refusing TIR with blocks: a precondition by the phase rule
+    flatten = Violation("error", "pass:tirx.FlattenBuffer", "(exception)", "InternalError: x",
+                        "tirx.FlattenBuffer", 1)
+    lowered = _row_for(flatten, swept="tirx.FlattenBuffer", facts=[])
+    assert (lowered["verdict"], lowered["failing"]) == ("rejected", False), lowered
+    assert "no-blocks" in lowered["detail"]
+    # the same refusal of an input that has every fact its pipeline input has: a finding
+    every = ["target-bound", "no-init-blocks", "opaque-blocks", "no-blocks", "packed-api"]
+    assert _row_for(flatten, swept="tirx.FlattenBuffer", facts=every)["verdict"] == "error"
 
 
 @pytest.mark.in_process_tvm
@@ -226,10 +254,10 @@ def test_tvm_failing_the_recording_compile_is_a_violation_not_our_bug(monkeypatc
     monkeypatch.setattr(targets, "_PROBED", {})    # the seed's failure stays in this test
     monkeypatch.setattr(calls, "compile_module",   # a genuine TVM exception
                         lambda mod, target: copiers.load_json("{not json"))
-    registry.pipeline_pass_names.cache_clear()
+    registry.compile_phases.cache_clear()
     try:
         assert main(["passes", "--list"]) == 1
     finally:
-        registry.pipeline_pass_names.cache_clear()
+        registry.compile_phases.cache_clear()
     err = capsys.readouterr().err
     assert "tvm.compile failed on a one-conv module" in err and "--pass GLOB" in err, err

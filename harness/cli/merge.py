@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from harness.cli import matrix_page, page_cells, page_news
+from harness.cli import matrix_page, page_cells, page_news, sweep_rows
 from harness.cli import passes as passes_cli
 from harness.cli import report as report_cli
 from harness.cli.journal import read_rows
@@ -103,7 +103,7 @@ def write(found: dict, folders: list[str], out: str, previous: dict | None = Non
     pass_rows = [row for _, row in found["passes"]]
     if pass_rows:
         with open(os.path.join(out, "passes.md"), "w") as handle:
-            handle.write(passes_cli.markdown(pass_rows, with_matrix=True))
+            handle.write(sweep_rows.markdown(pass_rows, with_matrix=True))
     decided = report_rows + pass_rows
     records = summary.read([os.path.join(folder, "files") for folder in folders])
     if records:

@@ -3,17 +3,12 @@
 By default every relax pass and the TIR passes `tvm.compile` runs (see
 harness.tvmapi.passes); `--pass GLOB` picks any registered one by name.
 
-Each (pass, case, point) is one check on the `pass` path: the extract path up to
-the point (imported, legalized, fused), then the pass alone. Through the one
-runner: the pass's input is not mutated (per-pass guard, hash, its JSON text at
-the end), its output round-trips with every copier, and a second run on the same
-input and a run on a deepcopy of the input give the same module. Each check runs isolated (a
-crash is a row, not the end). Whether a row fails the sweep is data (`failing`,
-`ROW_VERDICTS`), decided from the violation's typed phase: only the pass call
-itself refusing its input is `rejected`, only a prefix of the path failing (the
-point cannot be reached on this case) is `skipped`; TVM failing anywhere after the
-pass (its output does not serialize, a copy fails) is a failing row, and a harness
-error is `harness-error` (exit 4).
+Each (pass, case, point) is one check on the `pass` path: the extract path up to the
+point (imported, legalized, fused), or `tvm.compile` up to the pass (compiled), then the
+pass alone. Through the one runner: the pass's input is not mutated (per-pass guard, hash,
+its JSON text at the end), its output round-trips with every copier, and a second run on
+the same input and a run on a deepcopy of the input give the same module. Each check runs
+isolated (a crash is a row, not the end); what its row says is cli.sweep_rows'.
 
 A pass already checked on an identical input (another case, layout or point) is not
 checked again: its row is answered from memory and says where it was checked
@@ -30,7 +25,6 @@ import time
 
 from harness import shards
 from harness.catalog import cases as catalog
-from harness.catalog import known_issues
 from harness.cli import batch, carry, sweep_memo, sweep_schedule, sweep_units
 from harness.cli.journal import Journal
 from harness.cli.options import (
@@ -41,6 +35,7 @@ from harness.cli.options import (
     positive_float,
     positive_int,
 )
+from harness.cli.sweep_rows import make_row, markdown, row_of
 from harness.options import Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.runner import sweep_input
@@ -51,98 +46,10 @@ from harness.verdict import (
     EXIT_CANNOT_TEST,
     EXIT_PASS,
     EXIT_VIOLATED,
-    ROW_VERDICTS,
     BadInput,
     Outcome,
-    Phase,
-    Result,
-    UnknownVerdict,
     exit_code_of_rows,
 )
-
-# The row verdicts that fail the sweep: the outcome table says which (verdict.Outcome).
-FAILING = tuple(verdict for verdict in ROW_VERDICTS if verdict.failing)
-# Where a violation on the way to the swept pass means the point was not reached.
-_PREFIX_PHASES = (Phase.STAGE, Phase.CHECKS, Phase.PROCESS)
-
-
-def row_of(swept: str, case: str, point: str, result: Result) -> dict:
-    """One matrix cell: what happened to this pass on this module."""
-    stage = f"pass:{swept}"
-    judgement = known_issues.judge(result)
-    status = judgement.status
-    if status == Outcome.HARNESS_ERROR:
-        bug = next(v for v in result.violations if v.kind == Outcome.HARNESS_ERROR)
-        return _row(swept, case, point, Outcome.HARNESS_ERROR, bug.one_line())
-    if status in (Outcome.PASS, Outcome.KNOWN, Outcome.UNSUPPORTED):
-        verdict = Outcome.SKIPPED if status == Outcome.UNSUPPORTED else status
-        detail = "; ".join(judgement.lines()) or (
-            result.violations[0].detail if result.violations else "")
-        return _row(swept, case, point, verdict, detail)
-    if status == Outcome.STALE:     # nothing new, but a registered issue is gone
-        return _row(swept, case, point, Outcome.STALE, "; ".join(judgement.lines()))
-    first = judgement.unknown[0]
-    if first.phase == Phase.DETERMINISM:
-        verdict = Outcome.NONDETERMINISTIC
-    elif first.stage != stage and first.phase in _PREFIX_PHASES:
-        # the prefix failed (the case's own `check` reports it): this point cannot be
-        # reached on this case, and nothing is said about the swept pass
-        verdict = Outcome.SKIPPED
-    elif first.kind == Outcome.ERROR and first.phase == Phase.STAGE:
-        verdict = Outcome.REJECTED    # the pass call itself refused this input
-    else:
-        verdict = first.kind    # after the pass (checks, copies) TVM failing is a finding
-    return _row(swept, case, point, verdict, first.one_line())
-
-
-def _row(swept, case, point, verdict, detail) -> dict:
-    """A row whose `failing` and `exit` are its verdict's, from the outcome table."""
-    outcome = Outcome.of(verdict)
-    if outcome not in ROW_VERDICTS:
-        raise UnknownVerdict(f"{outcome!r} is not a pass sweep row's verdict")
-    return {"pass": swept, "case": case, "point": point, "verdict": str(outcome),
-            "failing": outcome.failing, "exit": outcome.exit, "detail": detail[:400]}
-
-
-def matrix(rows: list[dict]) -> list[str]:
-    """The pass x case x point matrix: one table per case, a row per pass, a column per
-    point, the verdict in each cell."""
-    lines = ["## Matrix", ""]
-    cases = sorted({row["case"] for row in rows if row["case"] != "*"})
-    for case in cases:
-        cells = {(row["pass"], row["point"]): row["verdict"] for row in rows
-                 if row["case"] == case}
-        points = [p for p in registry.POINTS if any(point == p for _, point in cells)]
-        lines += [f"### {case}", "", "| pass | " + " | ".join(points) + " |",
-                  "|---|" + "---|" * len(points)]
-        lines += [f"| {name} | " + " | ".join(cells.get((name, p), "") for p in points) + " |"
-                  for name in sorted({name for name, _ in cells})]
-        lines.append("")
-    return lines
-
-
-def markdown(rows: list[dict], with_matrix: bool = False) -> str:
-    verdicts = sorted({row["verdict"] for row in rows})
-    by_pass: dict[str, dict[str, int]] = {}
-    for row in rows:
-        counts = by_pass.setdefault(row["pass"], {})
-        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
-    lines = ["| pass | " + " | ".join(verdicts) + " |", "|---|" + "---|" * len(verdicts)]
-    lines += [f"| {name} | " + " | ".join(str(counts.get(v, "")) for v in verdicts) + " |"
-              for name, counts in sorted(by_pass.items())]
-    findings = [f"- **{r['pass']}** on {r['case']} @ {r['point']}: {r['verdict']}: {r['detail']}"
-                for r in rows if r["verdict"] in FAILING]
-    skipped = sorted({f"- {r['pass']}: {r['detail']}" for r in rows
-                      if r["verdict"] == Outcome.SKIPPED and r["case"] == "*"})
-    remembered = sum(1 for row in rows if "remembered" in row)
-    memory = [f"{remembered} rows answered from memory: the pass was checked on an identical "
-              "input in another case, layout or point (`remembered` says where)", ""] \
-        if remembered else []
-    return "\n".join([f"# Pass sweep: {len(rows)} (pass, case, point) rows", "", *memory,
-                      *lines, "",
-                      "## Findings", "", *(findings or ["none"]), "",
-                      "## Passes not run", "", *(skipped or ["none"]), "",
-                      *(matrix(rows) if with_matrix else [])])
 
 
 def select(globs: list[str] | None, target: str = "llvm") -> list[registry.RegisteredPass]:
@@ -159,9 +66,22 @@ def select(globs: list[str] | None, target: str = "llvm") -> list[registry.Regis
 
 def listing(selected, target: str = "llvm") -> list[dict]:
     on_pipeline = registry.pipeline_pass_names(target)
-    return [{"pass": p.name, "family": "tir" if p.tir else "relax", "points": list(p.points),
+    return [{"pass": p.name, "family": "tir" if p.tir else "relax",
+             "points": list(p.points_on(on_pipeline)),
              "on_compile_pipeline": p.on(on_pipeline), "skipped": p.skipped}
             for p in selected]
+
+
+def _compile_pipeline(globs: list[str] | None, target: str) -> frozenset[str]:
+    """The passes tvm.compile runs (their `compiled` point). The default selection has
+    recorded them already; passes named by --pass run at the other points when that
+    compile fails (--pass GLOB is the way out of it)."""
+    try:
+        return registry.pipeline_pass_names(target)
+    except registry.PipelineUnknown:
+        if not globs:
+            raise
+        return frozenset()
 
 
 def cmd_passes(args) -> int:
@@ -196,15 +116,17 @@ def _sweep(args) -> int:
         raise BadInput("--resume, --fresh and --carry are about the rows journal of --out DIR: "
                        "give --out")
     runnable = [p for p in selected if p.make is not None]
-    work = [(p.name, case, point) for p in runnable
-            for case in cases for point in p.points if not args.point or point in args.point]
+    on_pipeline = _compile_pipeline(args.pass_, args.target)
+    work = [(p.name, case, point) for p in runnable for case in cases
+            for point in p.points_on(on_pipeline) if not args.point or point in args.point]
     durations = shards.read_durations(args.durations)
     cost = sweep_units.cost_of(durations, lambda item: _duration_key(_name(item)))
     work = sweep_units.select(work, cost, shards.chosen(args.shard))
     if not work and runnable:
-        raise BadInput(f"no (pass, point) to run: the selected passes run at "
-                       f"{sorted({point for p in runnable for point in p.points})}, "
-                       f"--point asks for {args.point} (TIR passes run from legalized on)")
+        points = {point for p in runnable for point in p.points_on(on_pipeline)}
+        raise BadInput(f"no (pass, point) to run: the selected passes run at {sorted(points)}, "
+                       f"--point asks for {args.point} (TIR passes run from legalized on; "
+                       "compiled: the passes tvm.compile runs)")
     if args.out:
         output_dir(args.out)
     # a row depends on the TVM stack, the target and the passes a --register file adds
@@ -213,7 +135,7 @@ def _sweep(args) -> int:
     journal = Journal(args.out, "passes", args.resume, row_key, stack, args.fresh) \
         if args.out else None
     done = journal.done if journal else {}
-    rows = {(p.name, "*", "*"): _row(p.name, "*", "*", Outcome.SKIPPED, p.skipped)
+    rows = {(p.name, "*", "*"): make_row(p.name, "*", "*", Outcome.SKIPPED, p.skipped)
             for p in selected if p.make is None}
     rows.update({_name(item): done[_name(item)] for item in work if _name(item) in done})
     todo = [item for item in work if _name(item) not in done]
@@ -251,16 +173,18 @@ def _sweep(args) -> int:
             return job.answer, None
         name, case, point = job.item
         begun = time.monotonic()
-        keys = []
+        inputs = []
         result = run_isolated(case.id, options_of(job.item, job.probe), timeout=args.timeout,
-                              on_event=lambda event: keys.append(event["key"])
+                              on_event=lambda event: inputs.append(event)
                               if event["event"] == sweep_input.EVENT else None)
-        key = keys[0] if keys else None
+        key = inputs[0]["key"] if inputs else None
         if job.probe:
             return None, (sweep_memo.probe_of(result, key), result)
         seen = sweep_memo.seen_of(name, result, key)
-        row = {**row_of(name, case.id, point, result),
-               "seconds": round(time.monotonic() - begun, 2), "judged": carry.judged(result)}
+        facts = inputs[0].get("facts") if inputs else None
+        row = {**row_of(name, case.id, point, result, facts, args.target),
+               "seconds": round(time.monotonic() - begun, 2), "judged": carry.judged(result),
+               "input_facts": facts}
         return (sweep_memo.journaled({**row, "input": seen.key}, seen) if seen.key
                 else row), seen
 
@@ -334,7 +258,8 @@ def _carry(args, journal, todo: list) -> dict[tuple, dict]:
             continue
         row, folder = found
         swept, case, point = item
-        again = row_of(swept, case.id, point, carry.result_of(row["judged"], case.id))
+        again = row_of(swept, case.id, point, carry.result_of(row["judged"], case.id),
+                       row.get("input_facts"), args.target)
         carried[_name(item)] = {**row, **again, "carried": folder}
         journal.append(carried[_name(item)])
     return carried
@@ -358,8 +283,9 @@ def register(sub) -> None:
                    help="only passes whose name matches (repeatable), e.g. 'Fold*', "
                         "'tirx.*' (default: every relax pass and the TIR passes compile runs)")
     p.add_argument("--point", action="append", choices=registry.POINTS,
-                   help="where on the extract path each pass runs (default: all three; "
-                        "TIR passes from legalized on)")
+                   help="where each pass runs: a point of the extract path (TIR passes "
+                        "from legalized on), or compiled, the input tvm.compile hands the "
+                        "passes it runs (default: every point of each pass)")
     p.add_argument("--register", metavar="FILE.py",
                    help="import this file first (in the parent and every child): it may "
                         "register more passes (relax.transform or TIR)")

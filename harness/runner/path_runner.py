@@ -27,7 +27,7 @@ from harness.oracles.copies import CopyChecks
 from harness.oracles.fingerprint import Fingerprint
 from harness.oracles.recorder import Emit, Recorder, no_emit
 from harness.runner.mutations import MutationBlame
-from harness.tvmapi import calls, copiers, errors, loading, structure
+from harness.tvmapi import calls, compile_prefix, copiers, errors, loading, structure
 from harness.tvmapi.pass_guard import PassGuard, Watched
 from harness.tvmapi.pipelines import Pipeline, build, runs_here
 from harness.verdict import Outcome, Phase, Result, StageRecord, Violation
@@ -237,6 +237,10 @@ class _Run:
         self.runner.emit({"event": "stage-end", **record.__dict__})
         if isinstance(ran, HarnessBug):
             raise ran   # ours: harness-error, once the stage is recorded as it ran
+        if isinstance(ran, compile_prefix.PassNotReached):
+            self.recorder.violate(Violation(Outcome.UNSUPPORTED, stage.name, "(point)",
+                                            str(ran)))
+            return None, True
         if guard.tvm_error is not None:   # TVM failing in the guard's own calls: the stage ran
             error, at = guard.tvm_error
             self.recorder.violate(Violation(Outcome.ERROR, stage.name, "(guard)",
@@ -256,9 +260,12 @@ class _Run:
         guard = self.runner.guard
         instruments = [guard.instrument()] if self.options.pass_guard else []
         try:
-            ran = classify.Call.of(stage.name, _in_context, stage, current, instruments)
+            ran = classify.Call.of(stage.name, _in_context, stage, current, instruments,
+                                   reraise=(compile_prefix.PassNotReached,))
         except HarnessBug as bug:
             return bug, guard.running()
+        except compile_prefix.PassNotReached as absent:   # no such point on this module
+            return absent, None
         if guard.bug is not None:   # ours, kept inside TVM's callbacks
             return guard.bug, guard.running()
         return ran, None if ran.ok else guard.running()

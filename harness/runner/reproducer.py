@@ -27,6 +27,7 @@ from harness import doors
 from harness.options import Options
 from harness.runner import embedding
 from harness.runner.reproducer_spec import answer_spec, spec_of, template_of
+from harness.tvmapi import compile_prefix
 from harness.verdict import BadInput, Outcome, Phase, Violation
 
 # The writer's names its callers use (the spec's functions live in reproducer_spec).
@@ -45,6 +46,15 @@ def _literal(text: str) -> str:
 
 
 @functools.cache
+def _compile_prefix_source() -> str:
+    """tvmapi/compile_prefix.py's code as the harness runs it (it imports nothing but tvm),
+    after its docstring, which speaks of the harness."""
+    with open(compile_prefix.__file__, encoding="utf-8") as handle:
+        code = handle.read().split('"""', 2)[2]
+    return "The input tvm.compile hands a pass (harness/tvmapi/compile_prefix.py).\n" + \
+        code.lstrip("\n")
+
+
 def _template(name: str) -> string.Template:
     with open(os.path.join(TEMPLATES, f"{name}.py.tmpl")) as handle:
         return string.Template(handle.read())
@@ -192,6 +202,8 @@ def _calls(spec: dict, values: dict, stages: list[tuple[str, str]]) -> str:
     text = ""
     if "meta_schedule()" in calls:
         text += _template("meta_schedule").substitute(values)
+    if "compile_until(" in calls:   # the sweep's `compiled` point: the harness's own code
+        text += "\n\n# " + _compile_prefix_source()
     if spec["hooks"]:
         text += "\n\n" + "\n".join(spec["hooks"]).strip("\n") + "\n"
     answering = bool(spec.get("answer"))   # a wrong result, or the compiled module's run failing

@@ -1,4 +1,5 @@
-"""The pass sweep's input key: what the swept pass is about to receive, said by the child.
+"""The pass sweep's input key: what the swept pass is about to receive, said by the child
+with the input's TIR facts (tvmapi.tir_phase), against which a refusal is read.
 
 The sweep answers a (pass, input) it has already checked from memory (cli.sweep_memo);
 only the child holds the input, so it reports its key as an event before the pass runs:
@@ -33,7 +34,7 @@ from harness import classify
 from harness.options import Options
 from harness.oracles.recorder import Emit
 from harness.runner.path_runner import PathRunner
-from harness.tvmapi import copiers, structure
+from harness.tvmapi import copiers, structure, tir_phase
 
 EVENT = "sweep-input"
 
@@ -72,7 +73,10 @@ class InputKeyRunner(PathRunner):
             return
         self._reported = True
         keyed = classify.Call.of("sweep-input", input_key, mod)   # ours: a HarnessBug
-        self.emit({"event": EVENT, "key": keyed.value if keyed.ok else None})
+        # the TIR facts of the input, against which a refusal is read (cli.sweep_refusals)
+        facts = classify.Call.of("sweep-input", tir_phase.facts, mod)
+        self.emit({"event": EVENT, "key": keyed.value if keyed.ok else None,
+                   "facts": sorted(facts.value) if facts.ok else None})
 
 
 def runner(options: Options, emit: Emit, crash_input_path: str | None = None) -> PathRunner:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from harness import classify
 from harness.options import LAYOUTS
-from harness.tvmapi import calls, inject, ir, loading, targets
+from harness.tvmapi import calls, inject, ir, loading, targets, tir_phase
 from harness.verdict import BadInput, first_line
 
 RELAX = "relax.transform"
@@ -35,8 +35,11 @@ ARGUMENTS: dict[str, tuple] = {
     "BindSymbolicVars": ({},),
     "AlterOpImpl": ({}, {}),
 }
-# The points of the extract path at which every pass is run on the module held there.
-POINTS = ("imported", "legalized", "fused")
+# Where each pass is run: on the module held at a point of the extract path, and on the
+# input tvm.compile itself hands it (`compiled`, tvmapi.compile_prefix; for the passes on
+# its pipeline only).
+COMPILED = "compiled"
+POINTS = ("imported", "legalized", "fused", COMPILED)
 # TIR passes see PrimFuncs, which appear at legalization: as imported there are none.
 TIR_POINTS = ("legalized", "fused")
 
@@ -57,7 +60,12 @@ class RegisteredPass:
 
     @property
     def points(self) -> tuple[str, ...]:
-        return TIR_POINTS if self.tir else POINTS
+        """The extract path's points (TIR passes from legalized on)."""
+        return TIR_POINTS if self.tir else POINTS[:3]
+
+    def points_on(self, pipeline: frozenset[str]) -> tuple[str, ...]:
+        """Its points, and `compiled` when tvm.compile runs it."""
+        return self.points + ((COMPILED,) if self.on(pipeline) else ())
 
 
 def _build(name: str, wrapper, args: tuple, call: str, tir: bool) -> RegisteredPass:
@@ -119,8 +127,10 @@ class PipelineUnknown(Exception):
 
 
 @functools.cache
-def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
-    """The names of the passes `tvm.compile` runs on a one-conv module (about 0.1 s).
+def compile_phases(target: str = "llvm") -> dict[str, frozenset[str]]:
+    """Each pass `tvm.compile` runs on a one-conv module (about 0.1 s), with the facts
+    (tvmapi.tir_phase) true of the input it is first given there: what the passes before
+    it made true, which an input outside the pipeline may lack.
 
     A target TVM cannot make is the user's error (BadInput); a compile that fails
     is TVM's (PipelineUnknown): either way no default selection can be made."""
@@ -135,10 +145,14 @@ def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
         with builder.dataflow():
             out = builder.emit_output(builder.emit(op.nn.relu(op.nn.conv2d(data, weight))))
         builder.emit_func_output(out)
-    seen: set[str] = set()
+    seen: dict[str, frozenset[str]] = {}
+
+    def record(mod, info):
+        if str(info.name) not in seen:
+            seen[str(info.name)] = tir_phase.facts(mod)
 
     def compile_one_conv():
-        recorder = calls.pass_instrument("Recorder", lambda mod, info: seen.add(info.name))
+        recorder = calls.pass_instrument("Recorder", record)
         with calls.pass_context([recorder]):
             calls.compile_module(builder.get(), made_target)
 
@@ -148,7 +162,12 @@ def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
             f"tvm.compile failed on a one-conv module for target {target!r}, so the TIR "
             f"passes it runs are unknown: {compiled.detail[:300]}; name passes with "
             "--pass GLOB instead") from compiled.error
-    return frozenset(seen)
+    return seen
+
+
+def pipeline_pass_names(target: str = "llvm") -> frozenset[str]:
+    """The names of the passes `tvm.compile` runs on a one-conv module."""
+    return frozenset(compile_phases(target))
 
 
 def default_selection(target: str = "llvm") -> list[RegisteredPass]:

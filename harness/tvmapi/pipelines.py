@@ -24,7 +24,7 @@ import tempfile
 from typing import Any, Callable
 
 from harness.options import LAYOUTS, PATH_NAMES, Options
-from harness.tvmapi import calls, inject, loading, passes, structure, targets
+from harness.tvmapi import calls, compile_prefix, inject, loading, passes, structure, targets
 from harness.verdict import BadInput
 
 EXTRACT = "extract-tasks"
@@ -161,6 +161,11 @@ def _sweep_path(options: Options, target) -> Pipeline:
         "imported": front,
         "legalized": front + [transform_stage("legalize-ops", "LegalizeOps")],
         "fused": front + [_zero_pipeline_stage()],
+        # as tvm.compile hands it the pass: an input of the pass's own phase
+        "compiled": front + [Stage(
+            "compile-until", lambda mod: compile_prefix.compile_until(
+                mod, target, swept.info_name or swept.name),
+            f"compile_until(mod, TARGET, {swept.info_name or swept.name!r})")],
     }
     if options.sweep_point not in prefixes:
         raise BadInput(f"sweep point must be one of {', '.join(prefixes)}")
