@@ -88,7 +88,15 @@ hidden_mutator = tvm.transform.Sequential(
 def mutates_then_nests(mod, _ctx):
     """Mutates its input in its own body, then runs a nested pass (as SplitHostDevice's
     `mod->Update` before its ConvertSSA): the nested pass ends first, but did nothing."""
-    return tvm.relax.transform.Normalize()(mutate_in_place(mod))
+    gv = mod.get_global_var("main")
+    mod[gv] = mod[gv].with_attr("harness_seeded", "mutated, then nested")
+    return tvm.relax.transform.Normalize()(mod)
+
+
+# Two mutators in one stage: the first must not hide the second (a registered bug early in
+# tvm.compile hid a new one after it).
+two_mutators = tvm.transform.Sequential([mutating_pass, mutates_then_nests],
+                                        name="SeededTwoMutators")
 
 
 def respan_in_place(mod):

@@ -78,6 +78,14 @@ def test_a_mutation_in_a_passs_own_body_is_blamed_on_it_not_on_the_pass_it_nests
         result.violations
 
 
+def test_every_pass_that_mutates_in_one_stage_is_named():
+    """One violation per mutating pass, not per stage: each is judged by the registry on
+    its own, so a registered bug earlier in a stage cannot hide a new one after it."""
+    result = run_in_process(inject_pass=seeded_spec("two_mutators"))
+    assert {v.pass_name for v in _mutations(result)} == {
+        "SeededMutatingPass", "SeededMutatesThenNests"}, result.violations
+
+
 def test_global_infos_updated_in_place_are_named():
     """No function rebound and the module is an intermediate of a Sequential (no stage
     fingerprint sees it). The guard holds each piece it was handed, so UpdateGlobalInfo

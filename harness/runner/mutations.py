@@ -29,9 +29,29 @@ class MutationBlame:
     def after_stage(self, record: StageRecord, stage, current, input_fp, findings,
                     edited_in_place=()) -> None:
         """A `mutated` violation for what the stage mutated (the source, its input, or an
-        intermediate module a pass received), with the pass when one is known.
+        intermediate module a pass received), with the pass when one is known; and one for
+        each other pass the guard saw mutate a module it was given, so a registered bug
+        earlier in the stage cannot hide a new one after it (dlight's ApplyDefaultSchedule
+        hid tirx.SplitHostDevice on every GPU compile).
         `edited_in_place`: pieces the guard found edited at the stage's end (seen_pieces)
         that no finding names (its replay did not repeat the edit)."""
+        count = len(self.recorder.result.violations)
+        self._blame_stage(record, stage, current, input_fp, findings, edited_in_place)
+        named = {v.pass_name for v in self.recorder.result.violations[count:]}
+        for position, finding in enumerate(findings):
+            # findings come in the order passes end: an earlier one with a later start
+            # ran inside this pass, whose input moved by that nested pass's doing
+            nested = any(earlier.record.index > finding.record.index
+                         for earlier in findings[:position])
+            if finding.record.name not in named and not nested:
+                named.add(finding.record.name)
+                self.recorder.violate(Violation(
+                    Outcome.MUTATED, stage.name, "(pass input)",
+                    f"the pass mutated {finding.what}: {finding.how}",
+                    finding.record.name, finding.record.index))
+
+    def _blame_stage(self, record: StageRecord, stage, current, input_fp, findings,
+                     edited_in_place) -> None:
         blamed = (findings[0].record.name, findings[0].record.index) if findings else None
         pass_fields = blamed or (None, None)
         if self._source_moved(record, blamed):
