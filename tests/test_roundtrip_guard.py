@@ -89,6 +89,40 @@ def test_a_copier_that_cannot_carry_the_module_is_unsupported_not_a_verdict():
     assert record.verdict == "unsupported" and "seeded construct" in record.detail
 
 
+def test_tvmscript_refusing_its_own_printed_text_is_a_lossy_round_trip():
+    """The printer and the parser disagreeing is invariant 2 failing, not a limit of the
+    copier (it read `unsupported` until 2026-12-07, and 366-480 kinds of it over TVM's
+    tests went untriaged): CallTIRRewrite's output prints an alloc_tensor the parser
+    refuses (registered, tvmscript-alloc-tensor-ty-args). A module that is not
+    well-formed is still copied: the copier does not validate."""
+    from harness.oracles import roundtrip
+    relax = loading.tvm().relax
+    lowered = loading.tvm().transform.Sequential([
+        relax.transform.LegalizeOps(), relax.transform.CallTIRRewrite()])(
+        loading.tvm().script.from_source(RELU))
+    copy, violation = roundtrip.copy_with("tvmscript", roundtrip.COPIERS["tvmscript"],
+                                          lowered, "seeded", "output")
+    assert copy is None and violation.kind == "lossy-roundtrip", violation
+    assert violation.access_path == "(tvmscript)" and "alloc_tensor()" in violation.detail
+
+    def refuses_to_print(mod):   # printing refused is still the copier's limit
+        raise copiers.CopierUnsupported("TVMScript cannot print it: seeded construct")
+    with pytest.raises(roundtrip.Unsupported):
+        roundtrip.copy_with("tvmscript", refuses_to_print, lowered, "seeded")
+
+
+RELU = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32")):
+        with R.dataflow():
+            y = R.nn.relu(x)
+            R.output(y)
+        return y
+"""
+
+
 @pytest.mark.parametrize("left, right", [(1, 1.0), (1, True), (0.0, -0.0)])
 def test_field_compare_is_exact(left, right):
     """1, 1.0 and True are == in Python; 0.0 == -0.0. The field compare tells them apart."""

@@ -319,15 +319,18 @@ def test_vm_lowered_modules_copy_cleanly_and_a_bug_in_our_copier_is_a_harness_er
     """The issue's one-test suite, in process: relu compiled to a VM executable. VM
     lowering writes `R.dtype(...)` constants, which our TVMScript copier once took for
     tensors ('dtype' object has no attribute 'shape': 6 lossy-roundtrip findings blamed on
-    CallTIRRewrite, VMShapeLower...). Now: nothing but TVMScript's own refusals. Then a
+    CallTIRRewrite, VMShapeLower...). Now: nothing but TVMScript's parser refusing its own
+    printer's text, each a registered bug (a lossy round trip, since 2026-12-07). Then a
     fault seeded in the copier (reached from TVM's mutator callback) on a module with a
     weight: one harness-error naming our frames, exit 4; the test itself unharmed."""
     from harness.suite import summary
-    from harness.tvmapi import ir
+    from harness.tvmapi import ir, loading
     from harness.tvmapi.loading import tvm
     relu = tvm().script.from_source(RELU)
     record = _guarded_record(lambda: tvm().compile(relu, target="llvm"))
-    assert {v.kind for v in record.violations} <= {"unsupported"}, record.violations
+    judged = summary.summarize([{"test": "relu::run", **loading.versions(), "violations": [
+        violation.to_json() for violation in record.violations]}])
+    assert {finding["status"] for finding in judged["findings"]} <= {"known"}, judged
     assert record.modules_copied >= 10
 
     monkeypatch.setattr(ir, "constant_tensor", ir.return_type)   # raises on any constant

@@ -29,7 +29,8 @@ class CopyChecks:
 
     def copies(self, mod, stage: str, json_text: str | None = None,
                only: tuple[str, ...] | None = None, memo: bool = False,
-               what: str = "input", keep: tuple[str, ...] = ()) -> dict:
+               what: str = "input", keep: tuple[str, ...] = (),
+               made_by: str | None = None) -> dict:
         """Copy `mod` with every copier and compare; the good copies, by copier name.
 
         `json_text`, when the caller already serialized `mod`, spares the JSON copiers
@@ -38,7 +39,8 @@ class CopyChecks:
         `memo`: a round trip this build already made losslessly of the same text is not
         made again (roundtrip_memo). `keep`: the copiers whose copy the caller runs on
         (the compile path's one stage takes the source): a remembered one is still loaded
-        from the text, not compared again.
+        from the text, not compared again. `made_by`: the pass whose output `mod` is (the
+        sweep's), named in a violation as the suite guard names it.
         """
         made = {}
         memo_key = roundtrip_memo.module_key(json_text, mod) \
@@ -69,12 +71,13 @@ class CopyChecks:
             copier = from_text
             with self.recorder.phase("copy", stage, name):
                 copy = self._copy_and_compare(name, copier, mod, stage, json_text, what,
-                                              copier_key)
+                                              copier_key, made_by)
             if copy is not None:
                 made[name] = copy
         return made
 
-    def _copy_and_compare(self, name, copier, mod, stage, json_text, what, memo_key):
+    def _copy_and_compare(self, name, copier, mod, stage, json_text, what, memo_key,
+                          made_by=None):
         """One copier's copy of `mod`, compared; None when it failed or was refused."""
         records = self.recorder.result.copiers
         started = time.perf_counter()
@@ -103,6 +106,7 @@ class CopyChecks:
             round(time.perf_counter() - started, 4), violation.detail if violation else ""))
         if violation:
             violation.copied = what   # a fact the reproducer reads, not a word of the detail
+            violation.pass_name = violation.pass_name or made_by
             self.recorder.violate(violation)
         elif memo_key is not None and copy is not None:
             roundtrip_memo.remember(name, memo_key)

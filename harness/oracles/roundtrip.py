@@ -4,8 +4,11 @@ The copiers: the two ways users copy modules, `copy.deepcopy` (which TVM
 implements through JSON) and an explicit save_json/load_json, and a third one
 that does not share their serializer, TVMScript print -> parse. A JSON copier
 that TVM makes raise is itself a violation: that was the seed bug ("cannot find field
-axis"); TVMScript refusing a module is `unsupported` for that copier only; and an
-exception of the harness's own code in a copier is a harness error, never either.
+axis"); so is TVMScript's parser refusing its own printer's text (the two disagree:
+`lossy-roundtrip`, access path `(tvmscript)`, triaged by the registry like any finding);
+TVMScript refusing to print a module at all is `unsupported` for that copier only (a
+documented limit, docs/guards.md); and an exception of the harness's own code in a copier
+is a harness error, never either.
 
 Three comparisons, each catching what the others cannot: structural equality
 (the first mismatching access path), every attrs field exactly (1, 1.0 and True
@@ -60,13 +63,17 @@ def copy_with(name: str, copier: Copier, mod, stage: str, what: str = "input"):
     is to `stage`: its input (the source, for the import stage) or its output.
 
     Raises `Unsupported` when TVM cannot carry this module with this copier at all (the
-    copier decided that through the classifier: TVM's refusal, never ours), and
+    copier decided that through the classifier: TVM's refusal, never ours; a parser
+    refusing its own printer's text is not that, but this copy's violation), and
     classify.HarnessBug when the harness's own code raised (harness-error, never a
     finding against TVM): a copier is our code calling TVM's, and TVM calls back into
     ours (the TVMScript copier's expression mutator), so only the innermost frame of
     the traceback says whose the exception is (classify.Call).
     """
-    copied = classify.Call.of(stage, copier, mod, reraise=(Unsupported,))
+    try:
+        copied = classify.Call.of(stage, copier, mod, reraise=(Unsupported,))
+    except copiers.CopierUnparsable as refused:   # the printer's text, refused by its parser
+        return None, _lossy(stage, f"({name})", f"{name} copy of the {what}: {refused}", name)
     if copied.ok:
         return copied.value, None
     failure = copied.error

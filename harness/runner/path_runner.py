@@ -164,7 +164,8 @@ class _Run:
             self.result.set_outcome(outcome)
             if checks and self.pipeline.round_trip_output:
                 self.copy_checks.copies(output, self.pipeline.final.name,
-                                        copiers.save_json(output), memo=True, what="output")
+                                        copiers.save_json(output), memo=True, what="output",
+                                        made_by=self.options.sweep_pass)
             copied = {}
             if checks and not self.stopped():
                 copied = self.copy_checks.final_stage_on_copies(

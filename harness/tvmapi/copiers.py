@@ -77,9 +77,12 @@ def parse_tvmscript(text: str):
     and from a pass instrument that stack holds the pass's input, which a copy-on-write
     pass would then copy instead of changing in place (the suite guard must not). The
     names the text is parsed with are TVM's own but for the decorators' stack capture
-    (`_parse_namespace`)."""
+    (`_parse_namespace`). Well-formedness is not checked: a copier copies, it does not
+    validate (a pass's intermediate module need not be well-formed; the copy is compared
+    with it all the same)."""
     return _parser_thread.submit(tvm().script.from_source, text,
-                                 extra_vars=_parse_namespace()).result()
+                                 extra_vars=_parse_namespace(),
+                                 check_well_formed=False).result()
 
 
 # The dialect decorators that capture their caller's stack when called with options
@@ -150,7 +153,12 @@ def _token_only(decorator):
 
 
 class CopierUnsupported(Exception):
-    """This copier cannot carry this module (a construct it cannot print or parse)."""
+    """This copier cannot carry this module (a construct TVMScript cannot print)."""
+
+
+class CopierUnparsable(CopierUnsupported):
+    """TVMScript printed the module as text its own parser refuses: the printer and the
+    parser disagree, invariant 2 failing (a lossy round trip), not a limit of the copier."""
 
 
 def tvmscript_copy(mod):
@@ -270,7 +278,7 @@ def _printed_and_parsed(mod, show_meta: bool):
             from printed.error
     parsed = Call.of("", parse_tvmscript, printed.value)
     if not parsed.ok:
-        raise CopierUnsupported(
+        raise CopierUnparsable(
             f"TVMScript cannot parse its own text: {parsed.detail[:300]}") from parsed.error
     return parsed.value
 
