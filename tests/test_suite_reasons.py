@@ -353,3 +353,6 @@ def test_a_suite_with_failing_and_uncollectable_tests_never_exits_as_a_pass(tmp_
     assert summary["guard_exit"] == 0   # what --allow-suite-failures exits with
     assert suite_summary.summarize([])["suite_status"] == "no-tests"
     assert suite_summary.summarize([])["exit"] == 1
+    # the headline never says the guard passed when it checked nothing
+    nothing = suite_summary.headline(suite_summary.summarize([]))
+    assert "the guard checked nothing" in nothing and "status pass" not in nothing

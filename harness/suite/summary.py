@@ -172,7 +172,14 @@ def headline(summary: dict) -> str:
             f"{summary.get('not_well_formed', 0)} not well-formed, so not guarded, "
             f"{summary.get('copies_remembered', 0)} copies remembered from earlier runs of "
             "this build); distinct findings: "
-            f"{found}{stale}; the guard's status {summary['status']}; {suite_text(summary)}")
+            f"{found}{stale}; {guard_text(summary)}; {suite_text(summary)}")
+
+
+def guard_text(summary: dict) -> str:
+    """The guard's status, never "pass" over nothing checked."""
+    if not summary["tests"]:
+        return "the guard checked nothing"
+    return f"the guard's status {summary['status']}"
 
 
 def top_reasons(summary: dict, per_category: int = 3) -> list[str]:
