@@ -8,8 +8,8 @@ copier carried losslessly once is carried losslessly again by the same build, so
 verdict is kept on disk, like a compiler cache: the key is the copier, the module's JSON
 text, this exact TVM build (`loading.build_identity`) and the oracles' own source. Kept: a
 lossless verdict, and a copier's refusal to carry the module at all (`unsupported`, with its
-reason: TVMScript that cannot parse its own text was most of a warm suite guard's copies, made
-again every night). A failure is recomputed every time, and an injected copier is never
+reason: TVMScript that cannot print it). A failure is recomputed every time (a parser
+refusing its own printer's text is one: oracles.roundtrip), and an injected copier is never
 remembered. `rm -r .harness-cache/roundtrip-memo` forgets everything.
 """
 from __future__ import annotations
