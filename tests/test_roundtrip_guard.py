@@ -93,8 +93,9 @@ def test_tvmscript_refusing_its_own_printed_text_is_a_lossy_round_trip():
     """The printer and the parser disagreeing is invariant 2 failing, not a limit of the
     copier (it read `unsupported` until 2026-12-07, and 366-480 kinds of it over TVM's
     tests went untriaged): CallTIRRewrite's output prints an alloc_tensor the parser
-    refuses (registered, tvmscript-alloc-tensor-ty-args). A module that is not
-    well-formed is still copied: the copier does not validate."""
+    refuses (registered, tvmscript-alloc-tensor-ty-args). Printing refused stays the
+    copier's limit, and so does a "not well-formed" refusal of a module that is not
+    well-formed itself (s_tir.HoistExpression's output out of its phase: test_pass_sweep)."""
     from harness.oracles import roundtrip
     relax = loading.tvm().relax
     lowered = loading.tvm().transform.Sequential([

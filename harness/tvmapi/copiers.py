@@ -77,12 +77,9 @@ def parse_tvmscript(text: str):
     and from a pass instrument that stack holds the pass's input, which a copy-on-write
     pass would then copy instead of changing in place (the suite guard must not). The
     names the text is parsed with are TVM's own but for the decorators' stack capture
-    (`_parse_namespace`). Well-formedness is not checked: a copier copies, it does not
-    validate (a pass's intermediate module need not be well-formed; the copy is compared
-    with it all the same)."""
+    (`_parse_namespace`)."""
     return _parser_thread.submit(tvm().script.from_source, text,
-                                 extra_vars=_parse_namespace(),
-                                 check_well_formed=False).result()
+                                 extra_vars=_parse_namespace()).result()
 
 
 # The dialect decorators that capture their caller's stack when called with options
@@ -278,9 +275,19 @@ def _printed_and_parsed(mod, show_meta: bool):
             from printed.error
     parsed = Call.of("", parse_tvmscript, printed.value)
     if not parsed.ok:
-        raise CopierUnparsable(
-            f"TVMScript cannot parse its own text: {parsed.detail[:300]}") from parsed.error
+        reason = f"TVMScript cannot parse its own text: {parsed.detail[:300]}"
+        if _WELL_FORMED_REFUSAL in str(parsed.error):
+            checked = Call.of("", ir.module_well_formed, mod)   # TVM failing it: not blamed
+            if not (checked.ok and checked.value):
+                # the parser checks well-formedness, and the module is not (a pass run out
+                # of its phase): no text carries a variable used outside its scope
+                raise CopierUnsupported(f"{reason} (the module itself is not well-formed)") \
+                    from parsed.error
+        raise CopierUnparsable(reason) from parsed.error
     return parsed.value
 
+
+# The words of the parser's own well-formedness check (tvm/script/parser/core/entry.py).
+_WELL_FORMED_REFUSAL = "Program is not well-formed"
 
 tvmscript_copy.confirm = tvmscript_copy_with_meta

@@ -111,6 +111,21 @@ def well_formed(mod) -> bool:
     return bool(analysis.well_formed(mod))
 
 
+def module_well_formed(mod) -> bool:
+    """Relax's and TIR's well-formedness, as TVMScript's parser checks a module it built:
+    TIR's check lives in s_tir.analysis from 0.27 on, tirx.analysis before."""
+    if not well_formed(mod):
+        return False
+    tvm_module = tvm()
+    checkers = [getattr(getattr(tvm_module, name, None), "analysis", None)
+                for name in ("s_tir", "tirx")]
+    for analysis in checkers:
+        verify = getattr(analysis, "verify_well_formed", None)
+        if verify is not None:
+            return bool(verify(mod, assert_mode=False))
+    return True
+
+
 # ---- reading Relax nodes the same way on every release (0.27 renamed their fields) -------
 
 def expr_type(expr):
