@@ -72,6 +72,21 @@ def seeded(name: str) -> str:
     return f"{SEEDED}:{name}"
 
 
+# A one-relu Relax module as TVMScript: compiled, it meets every pass of tvm.compile.
+RELU = """\
+# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32")) -> R.Tensor((2, 3), "float32"):
+        with R.dataflow():
+            y = R.nn.relu(x)
+            R.output(y)
+        return y
+"""
+
 NO_TORCH = 'raise ImportError("seeded: this python has no torch")\n'
 NO_TORCH_DIR = os.path.join(tempfile.gettempdir(), f"harness-no-torch-{os.getpid()}")
 

@@ -1,7 +1,7 @@
 """Invariant 2 bites: a copy that drops or changes an attrs field is caught, field named."""
 import pytest
 import seeded
-from helpers import SMALL_CASE, run_in_process
+from helpers import RELU, SMALL_CASE, run_in_process
 
 from harness import doors
 from harness.catalog import cases as catalog
@@ -111,17 +111,6 @@ def test_tvmscript_refusing_its_own_printed_text_is_a_lossy_round_trip():
     with pytest.raises(roundtrip.Unsupported):
         roundtrip.copy_with("tvmscript", refuses_to_print, lowered, "seeded")
 
-
-RELU = """
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((2, 3), "float32")):
-        with R.dataflow():
-            y = R.nn.relu(x)
-            R.output(y)
-        return y
-"""
 
 
 @pytest.mark.parametrize("left, right", [(1, 1.0), (1, True), (0.0, -0.0)])

@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 from packaging.version import Version
 
-from tests.helpers import NO_TORCH_DIR, ROOT, without_torch
+from tests.helpers import NO_TORCH_DIR, RELU, ROOT, without_torch
 
 CLEAN_SUITE = os.path.join(ROOT, "tests", "data", "clean_relax_suite")
 
@@ -297,20 +297,6 @@ def _guarded_record(run, copier_table=None, memo=False):
     finally:
         guard.uninstall()
 
-
-RELU = """\
-# from tvm.script import ir as I
-# from tvm.script import relax as R
-
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((2, 3), "float32")) -> R.Tensor((2, 3), "float32"):
-        with R.dataflow():
-            y = R.nn.relu(x)
-            R.output(y)
-        return y
-"""
 
 
 @pytest.mark.in_process_tvm
