@@ -200,14 +200,6 @@ class PassGuard:
             self.records.append(record)
             self.emit({"event": "pass-end", **record.__dict__})
 
-    def _note_moved_before(self, parent: _Open) -> None:
-        """A watched module that moved before a nested pass began moved in the enclosing
-        pass's own body (SplitHostDevice's `mod->Update` before its ConvertSSA): blamed on
-        it, not on the nested pass that ends first."""
-        for watched in self.watched:
-            if watched.moved():
-                parent.moved.append((watched.label, "a function was rebound in place"))
-
     def _blame_own_body(self, entry: _Open, record: PassRecord) -> None:
         for label, how in entry.moved:
             record.mutated_input = record.mutated_input or label == "stage input"
@@ -224,8 +216,10 @@ class PassGuard:
                    "index": self.counter})
         if self.crash_input_path:
             self._keep_input(mod)
-        if self.stack and self.watched:
-            self._note_moved_before(self.stack[-1])
+        if self.stack:   # moved before a nested pass began: the enclosing pass's own body
+            # did it (SplitHostDevice's mod->Update before its ConvertSSA), not the nested one
+            self.stack[-1].moved += [(watched.label, "a function was rebound in place")
+                                     for watched in self.watched if watched.moved()]
         last, self.last_hashed = self.last_hashed, None
         if not watch or (self.shared_only and not structure.held_elsewhere(mod)):
             self.stack.append(_Open(name, self.counter, time.perf_counter(), None, (), None,
