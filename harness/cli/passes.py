@@ -109,7 +109,7 @@ def _sweep(args) -> int:
             print(json.dumps({"passes": entries}, indent=1))
         else:
             for entry in entries:
-                print(f"{entry['pass']:45} {entry['family']:5} {','.join(entry['points']):25} "
+                print(f"{entry['pass']:45} {entry['family']:5} {','.join(entry['points']):34} "
                       f"{entry['skipped'] or 'runs'}")
         return EXIT_PASS
     if (args.resume or args.fresh or args.carry) and not args.out:
