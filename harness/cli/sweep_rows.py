@@ -47,7 +47,7 @@ def row_of(swept: str, case: str, point: str, result: Result,
         rule = sweep_refusals.precondition(registry.lookup(swept), point, target, input_facts)
         if rule is not None:
             return make_row(swept, case, point, Outcome.REJECTED,
-                        f"precondition ({rule}): {first.one_line()}")
+                            f"precondition ({rule}): {first.one_line()}")
         verdict = Outcome.ERROR
     else:
         verdict = first.kind    # after the pass (checks, copies) TVM failing is a finding
