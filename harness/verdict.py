@@ -74,7 +74,7 @@ class Outcome(enum.StrEnum):
     NONDETERMINISTIC = ("nondeterministic", True, EXIT_VIOLATED, ROW,
                         "the pass gave two different outputs for one input")
     REJECTED = ("rejected", False, EXIT_PASS, ROW,
-                "the pass call itself refused this input: its precondition")
+                "the pass refused its input, a precondition by rule (cli/sweep_refusals)")
     SKIPPED = ("skipped", False, EXIT_PASS, ROW,
                "the point cannot be reached on this case, or cannot be tested here")
     UNHANDLED = ("unhandled", False, EXIT_PASS, ROW,
