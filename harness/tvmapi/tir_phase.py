@@ -8,7 +8,9 @@ reads a refusal against them (cli.sweep_refusals).
 """
 from __future__ import annotations
 
-from harness.tvmapi import loading
+import functools
+
+from harness.tvmapi import loading, reflection
 
 # Each fact: what is true of every PrimFunc, and the pass of TVM's pipeline that makes it so.
 FACTS = {
@@ -59,19 +61,13 @@ def _blocks(stmt, stmt_class, block_class, found: list) -> None:
                 pending.extend(item for item in value if isinstance(item, stmt_class))
 
 
-_FIELDS: dict = {}
-
-
+@functools.cache
 def _stmt_fields(node_class) -> tuple[str, ...]:
     """The reflected fields of a statement class that may hold statements (not exprs)."""
-    if node_class not in _FIELDS:
-        from harness.tvmapi import reflection
-        key = node_class.__tvm_ffi_type_info__.type_key
-        _FIELDS[node_class] = tuple(name for name, _ in reflection.fields_of_type(key)
-                                    if name not in ("span", "annotations", "iter_vars",
-                                                    "reads", "writes", "alloc_buffers",
-                                                    "match_buffers", "buffer", "indices"))
-    return _FIELDS[node_class]
+    key = node_class.__tvm_ffi_type_info__.type_key
+    return tuple(name for name, _ in reflection.fields_of_type(key)
+                 if name not in ("span", "annotations", "iter_vars", "reads", "writes",
+                                 "alloc_buffers", "match_buffers", "buffer", "indices"))
 
 
 def _takes_buffers(func) -> bool:
