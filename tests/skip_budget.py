@@ -13,7 +13,7 @@ DEFAULT_SELECTION = "not slow and not nightly"   # setup.cfg's addopts: the defa
 # What a machine may lack, as the skip reasons say it.
 MAY_LACK = ("needs the tune extra", "torch is not installed", "no torch here",
             "Chromium is not installed", "set HARNESS_TVM_SOURCE", "set HARNESS_TVM_FFI_SOURCE",
-            "CMake >= 3.26 and ninja", "set HARNESS_TVM_GIT")
+            "CMake >= 3.26 and ninja", "set HARNESS_TVM_GIT", "this door needs the")
 
 
 def reason_of(report) -> str:

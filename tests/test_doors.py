@@ -141,7 +141,7 @@ def test_every_door_implements_the_interface_and_files_find_their_door(tmp_path)
     assert catalog.resolve(f"torch-onnx:{torch_file}").id == f"torch-onnx:{torch_file}"
     assert catalog.resolve(torch_file).id == torch_file
     with pytest.raises(BadInput, match="unknown door"):
-        doors.named("tflite")
+        doors.named("tensorrt")
 
 
 def test_a_catalog_file_source_takes_every_door_and_lists_without_loading(tmp_path):
@@ -278,10 +278,11 @@ def test_listing_the_catalog_imports_no_framework_once_its_op_types_are_remember
     """Every CLI start lists the catalog (to find the case it was given): reading the
     wheel's ONNX models for their op types once imported onnx in each (0.7 s) and read 82
     files. Once remembered (the first listing of this onnx wheel), a listing imports none
-    of onnx, TVM or torch, and lists the same cases."""
+    of onnx, TVM, torch, TensorFlow or JAX, and lists the same cases."""
     probe = ("import io, sys, contextlib\nfrom harness.cli.main import main\n"
              "out = io.StringIO()\nwith contextlib.redirect_stdout(out):\n    main(['list'])\n"
-             "print(sorted(m for m in ('onnx', 'tvm', 'torch') if m in sys.modules))\n"
+             "print(sorted(m for m in ('onnx', 'tvm', 'torch', 'tensorflow', 'jax')\n"
+             "             if m in sys.modules))\n"
              "print(out.getvalue().count(chr(10)))")
     runs = [subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                            text=True, timeout=300) for _ in range(2)]

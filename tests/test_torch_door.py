@@ -23,13 +23,17 @@ needs_torch = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("torchvision") is None,
     reason="torch is not installed here: pip install -e '.[torch]' (the PyTorch door)")
 
-def test_every_torchvision_model_is_a_case_through_both_doors_and_the_twins_pair_up():
+def test_every_torchvision_model_is_a_case_by_every_route_and_the_twins_pair_up():
     ids = {case.id for case in catalog.catalog()}
     assert {"tv-squeezenet1_0", "tv-squeezenet1_0-onnx", "tv-squeezenet1_0-nhwc",
-            "tv-squeezenet1_0-onnx-nhwc", "hf-bert", "hf-llama-nhwc"} <= ids
-    assert torch_cases.twin_of("tv-resnet18") == "tv-resnet18-onnx"
-    assert torch_cases.twin_of("tv-resnet18-onnx-nhwc") == "tv-resnet18-nhwc"
-    assert torch_cases.twin_of("hf-bert") is None
+            "tv-squeezenet1_0-onnx-nhwc", "tv-squeezenet1_0-fx", "tv-squeezenet1_0-dynamo-nhwc",
+            "hf-bert", "hf-llama-nhwc"} <= ids
+    assert torch_cases.twins_of("tv-resnet18") == {
+        "torch-onnx": "tv-resnet18-onnx", "torch-fx": "tv-resnet18-fx",
+        "torch-dynamo": "tv-resnet18-dynamo"}
+    assert torch_cases.twins_of("tv-resnet18-nhwc")["torch-fx"] == "tv-resnet18-fx-nhwc"
+    assert torch_cases.twins_of("tv-resnet18-onnx-nhwc") == {}
+    assert torch_cases.twins_of("hf-bert") == {}
     if importlib.util.find_spec("torchvision") is not None:
         from torchvision import models
         listed = set(models.list_models())
@@ -72,19 +76,23 @@ def test_a_model_that_does_not_export_is_unsupported_with_torchs_reason(tmp_path
     assert "torch.export refused quantized_shufflenet_v2_x0_5" in result.violations[0].detail
 
 
-def test_the_report_sets_the_two_doors_side_by_side():
-    """Rows of the same model through both doors pair up; a failure one frontend alone
-    shows is marked."""
+def test_the_report_sets_the_routes_side_by_side():
+    """Rows of the same model by PyTorch's routes line up; a failure one frontend alone
+    shows is marked, a route not run is a dash."""
     def row(case, verdict, signatures):
         return {"case": case, "layout": "nchw", "path": "extract", "target": "llvm",
                 "verdict": verdict, "status": "known" if signatures else "pass",
                 "outcome_count": 3, "signatures": signatures}
     rows = [row("tv-squeezenet1_0", "mutated", ["mutated:zero-pipeline:tirx.AnnotateEntryFunc"]),
-            row("tv-squeezenet1_0-onnx", "pass", []), row("hf-bert", "pass", [])]
+            row("tv-squeezenet1_0-onnx", "pass", []), row("hf-bert", "pass", []),
+            row("tv-squeezenet1_0-fx", "pass", [])]
     lines = report.two_doors(rows)
     (pair,) = [line for line in lines if line.startswith("| tv-")]
     assert "**differs**" in pair and "AnnotateEntryFunc" in pair
+    assert pair.count("pass (pass, 3): -") == 2 and pair.endswith("| - | **differs** |")
     assert report.two_doors([rows[2]]) == []
+    same = report.two_doors([row("tv-squeezenet1_0", "pass", []), rows[3]])
+    assert [line for line in same if line.startswith("| tv-")][0].endswith("| same |")
 
 
 @needs_torch

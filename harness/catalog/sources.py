@@ -2,7 +2,8 @@
 
 The catalog's own sources make models (an ONNX graph from a darknet cfg, a builder, the
 onnx wheel; a torchvision or transformers model); `file:` is a user's file, its door
-picked by the file itself, and `DOOR:FILE` (onnx:, torch:, torch-onnx:, nn:, relax:)
+picked by the file itself, and `DOOR:FILE` (onnx:, tflite:, stablehlo:, torch:,
+torch-onnx:, torch-fx:, torch-dynamo:, nn:, relax:)
 names the door (the catalog's `relax.frontend.nn` models are `nn:` files in cases/nn/).
 Kept apart from the catalog's reading (catalog.cases) so that what only needs the kinds
 (the manifests) does not import the catalog back.
@@ -16,15 +17,19 @@ import os
 from harness import doors
 from harness.verdict import BadInput
 
-TORCH_KINDS = ("torchvision", "torchvision-onnx", "transformers")
+TORCH_KINDS = ("torchvision", "torchvision-onnx", "torchvision-fx", "torchvision-dynamo",
+               "transformers")
 # Source kinds and the door their model goes through.
 SOURCE_DOORS = {"darknet": "onnx", "builder": "onnx", "onnx-wheel": "onnx", "onnx-node": "onnx",
                 "torchvision": "torch", "transformers": "torch",
-                "torchvision-onnx": "torch-onnx", "relax-file": "relax"}
+                "torchvision-onnx": "torch-onnx", "torchvision-fx": "torch-fx",
+                "torchvision-dynamo": "torch-dynamo", "relax-file": "relax"}
 FILE_KINDS = ("file", "relax-file") + tuple(door.name for door in doors.DOORS)
 # Kinds whose model is made from another kind's: an ONNX twin is exported from its
 # model's torch.export program (one cached export serves both).
-MADE_FROM = {"torchvision-onnx": "torchvision", "torch-onnx": "torch"}
+MADE_FROM = {"torchvision-onnx": "torchvision", "torch-onnx": "torch",
+             "torchvision-fx": "torchvision", "torch-fx": "torch",
+             "torchvision-dynamo": "torchvision", "torch-dynamo": "torch"}
 
 
 def model_group(source: str) -> str:

@@ -1,9 +1,11 @@
 """The PyTorch door's catalog cases: every torchvision model, small transformers, twins.
 
 For each model `torchvision.models.list_models()` returns, `tv-NAME` (torch.export ->
-TVM's PyTorch frontend) and `tv-NAME-onnx`, its twin: the same exported program
-through `torch.onnx.export` -> TVM's ONNX frontend, so a bug only one frontend
-triggers shows as such (report.md sets the two side by side). `hf-NAME` are the
+TVM's PyTorch frontend) and its twins, the same model by PyTorch's other routes:
+`tv-NAME-onnx` (the exported program through `torch.onnx.export` -> TVM's ONNX
+frontend), `tv-NAME-fx` (torch.fx -> `from_fx`) and `tv-NAME-dynamo` (torch.compile's
+relax_dynamo import), so a bug only one route triggers shows as such (report.md sets
+them side by side). `hf-NAME` are the
 small transformers configurations (doors.torch_models.TRANSFORMERS). Where torchvision
 is not installed, the rule's default sample is still listed: checking it says why it
 cannot be tested (the pytest plugin skips it, naming the extra to install).
@@ -14,6 +16,9 @@ from harness.doors import torch_models
 
 PREFIX = {"torchvision": "tv-", "transformers": "hf-"}
 TWIN = "-onnx"
+# A twin's case id suffix -> (its source kind, the door it goes through, its tag).
+TWINS = {TWIN: ("torchvision-onnx", "torch-onnx"), "-fx": ("torchvision-fx", "torch-fx"),
+         "-dynamo": ("torchvision-dynamo", "torch-dynamo")}
 
 
 def discover(rule: dict) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -26,7 +31,8 @@ def discover(rule: dict) -> list[tuple[str, str, tuple[str, ...]]]:
                  for case_id in rule.get("default", []) if case_id.startswith("tv-")}
     for name, family in sorted(names.items()):
         found.append((f"tv-{name}", f"torchvision:{name}", ("torch-export", family)))
-        found.append((f"tv-{name}{TWIN}", f"torchvision-onnx:{name}", ("torch-onnx", family)))
+        for suffix, (kind, tag) in TWINS.items():
+            found.append((f"tv-{name}{suffix}", f"{kind}:{name}", (tag, family)))
     for name in torch_models.TRANSFORMERS:
         found.append((f"hf-{name}", f"transformers:{name}", ("torch-export", "transformers")))
     return found
@@ -50,6 +56,10 @@ def model_of(kind: str, name: str):
     model = torch_models.TorchModel(family, name)
     if kind == "torchvision-onnx":
         return model.onnx_twin()
+    if kind in ("torchvision-fx", "torchvision-dynamo"):
+        from harness.doors import torch_routes
+        route = torch_routes.FX if kind == "torchvision-fx" else torch_routes.DYNAMO
+        return route.of_catalog(model)
     model.export()
     return model
 
@@ -59,14 +69,14 @@ def _split(case_id: str) -> tuple[str, str]:
 
 
 def is_twin(case_id: str) -> bool:
-    """A torchvision model through the ONNX door (tv-X-onnx, tv-X-onnx-nhwc)."""
-    return case_id.startswith("tv-") and _split(case_id)[0].endswith(TWIN)
+    """A torchvision model by another route (tv-X-onnx, tv-X-fx-nhwc, ...)."""
+    return case_id.startswith("tv-") and _split(case_id)[0].endswith(tuple(TWINS))
 
 
-def twin_of(case_id: str) -> str | None:
-    """The other door's case id of the same model (tv-X <-> tv-X-onnx), layouts kept."""
-    if not case_id.startswith("tv-"):
-        return None
+def twins_of(case_id: str) -> dict[str, str]:
+    """{route tag: case id} of the same model by the other routes (tv-X -> tv-X-onnx,
+    tv-X-fx, tv-X-dynamo), layouts kept; {} for a twin or a model not torchvision's."""
+    if not case_id.startswith("tv-") or is_twin(case_id):
+        return {}
     base, layout = _split(case_id)
-    other = base.removesuffix(TWIN) if is_twin(case_id) else base + TWIN
-    return other + layout
+    return {tag: base + suffix + layout for suffix, (_, tag) in TWINS.items()}

@@ -58,7 +58,7 @@ def cmd_commit_bisect(args) -> int:
     build_dir = os.path.abspath(args.build_dir or os.path.join(source, "build"))
     probe = search.CommitProbe(
         source, build_dir, case.id, check_args, args.jobs, not args.no_ccache,
-        envs.packages_for([case]) if case.needs_torch else (), args.timeout, _log,
+        envs.door_packages(case), args.timeout, _log,
         store=args.store)
     run = CommitSearch(source, journal, probe)
     try:

@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 
-from harness import signature
+from harness import doors, signature
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli import batch
@@ -215,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print each case's manifest (id, source, tags, layout, input shapes)")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("check", help="check one case, ONNX file or Relax module file in an "
+    p = sub.add_parser("check", help=f"check one case or {doors.described()} in an "
                                      "isolated child")
     p.add_argument("case", metavar="CASE_OR_FILE")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -16,6 +16,7 @@ import os
 import shlex
 import sys
 
+from harness import doors
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_float
@@ -193,7 +194,7 @@ def add_reduce_options(parser) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("reduce", help="reduce a failing case, ONNX file or Relax module file "
+    p = sub.add_parser("reduce", help=f"reduce a failing case or {doors.described()} "
                                       "to a short reproducer")
     p.add_argument("case", metavar="CASE_OR_FILE")
     p.add_argument("--path", choices=PATH_NAMES, default="extract")

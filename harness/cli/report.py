@@ -96,30 +96,31 @@ def markdown(rows: list[dict]) -> str:
 
 
 def two_doors(rows: list[dict]) -> list[str]:
-    """The PyTorch door's models next to their ONNX twins (the same exported program
-    through torch.onnx.export): a failure only one frontend shows is marked."""
+    """The PyTorch door's models next to their twins by PyTorch's other routes (ONNX,
+    torch.fx, torch.compile): a failure only some routes show is marked."""
     by_key = {row_key(row): row for row in rows}
+    routes = [tag for _, tag in torch_cases.TWINS.values()]
     lines = []
     for key, row in sorted(by_key.items()):
-        twin = torch_cases.twin_of(row["case"])
-        if twin is None or torch_cases.is_twin(row["case"]):
+        twins = torch_cases.twins_of(row["case"])
+        others = [by_key.get((twins[tag], *key[1:])) for tag in routes] if twins else []
+        if not any(others):
             continue
-        other = by_key.get((twin, *key[1:]))
-        if other is None:
-            continue
-        torch_side, onnx_side = _door_cell(row), _door_cell(other)
-        mark = "same" if set(row.get("signatures", [])) == set(other.get("signatures", [])) \
+        present = [row] + [other for other in others if other is not None]
+        mark = "same" if len({frozenset(r.get("signatures", [])) for r in present}) == 1 \
             else "**differs**"
+        cells = " | ".join(_door_cell(other) if other else "-" for other in [row] + others)
         lines.append(f"| {row['case']} | {row.get('layout')} | {row.get('path', 'extract')} | "
-                     f"{torch_side} | {onnx_side} | {mark} |")
+                     f"{cells} | {mark} |")
     if not lines:
         return []
-    return ["## Two doors, one model", "",
-            "The same exported program through TVM's PyTorch frontend (torch.export) and "
-            "through torch.onnx.export and its ONNX frontend; `differs`: the two imports "
-            "do not fail alike (signatures).", "",
-            "| model | layout | path | torch.export | ONNX | failures |", "|---" * 6 + "|",
-            *lines, ""]
+    return ["## PyTorch's routes, one model", "",
+            "The same model through TVM's PyTorch frontend (torch.export), through "
+            "torch.onnx.export and the ONNX frontend, through torch.fx and through "
+            "torch.compile's relax_dynamo import; `differs`: the routes do not fail alike "
+            "(signatures).", "",
+            "| model | layout | path | torch.export | ONNX | torch.fx | torch.compile | "
+            "failures |", "|---" * 8 + "|", *lines, ""]
 
 
 def _door_cell(row: dict) -> str:

@@ -2,30 +2,48 @@
 
 The data flow's first step (door -> module -> path -> oracles -> verdict -> report).
 Each door is one module behind one interface (door.Door: validate, load, to Relax,
-how its reproducer loads it, what it needs installed): ONNX (onnx_door), PyTorch's
-torch.export and its ONNX twin (torch_door), `relax.frontend.nn` models as MLC-LLM writes
-them (nn_door), Relax modules as files (relax_door).
+how its reproducer loads it, what it needs installed): ONNX (onnx_door), TFLite
+(tflite_door), JAX's StableHLO (stablehlo_door), PyTorch's torch.export and its ONNX twin
+(torch_door), torch.fx and torch.compile's relax_dynamo (torch_routes),
+`relax.frontend.nn` models as MLC-LLM writes them (nn_door), Relax modules as files
+(relax_door).
 The catalog's sources (darknet, builders, the onnx wheel, torchvision, ...) make
 models for these doors; a user's file picks its door by itself (`for_file`) or
 names it (`DOOR:FILE`). Everything else asks this module, never a door's types.
 """
 from __future__ import annotations
 
-from harness.doors import nn_door, onnx_door, relax_door, torch_door
-from harness.doors.door import Door, ReferenceUnavailable
+from harness.doors import (
+    nn_door,
+    onnx_door,
+    relax_door,
+    stablehlo_door,
+    tflite_door,
+    torch_door,
+    torch_routes,
+)
+from harness.doors.door import Door, ExtraUnavailable, ReferenceUnavailable
 from harness.doors.torch_models import ExportRefused, TorchModel, TorchUnavailable
 from harness.verdict import BadInput
 
-__all__ = ["DOORS", "Door", "ExportRefused", "ReferenceUnavailable", "TorchModel",
-           "TorchUnavailable", "answer", "for_file", "named", "of_model", "second_answer",
-           "to_relax"]
+__all__ = ["DOORS", "Door", "ExportRefused", "ExtraUnavailable", "ReferenceUnavailable",
+           "TorchModel", "TorchUnavailable", "answer", "described", "for_file", "named",
+           "of_model", "second_answer", "to_relax"]
 
-# The order files are offered in: the PyTorch door claims the .py files that define
-# `example_inputs`, the nn door those that define `MODEL`, before the Relax door takes
-# every other .py.
-DOORS: tuple[Door, ...] = (onnx_door.DOOR, torch_door.DOOR, torch_door.TWIN, nn_door.DOOR,
-                           relax_door.DOOR)
+# The order files are offered in: each door that shares .py files claims those that
+# define its names (tflite_model, jax_function, example_inputs, MODEL), before the Relax
+# door takes every other .py. The twins and routes are asked for by name.
+DOORS: tuple[Door, ...] = (onnx_door.DOOR, tflite_door.DOOR, stablehlo_door.DOOR,
+                           torch_door.DOOR, torch_door.TWIN, torch_routes.FX,
+                           torch_routes.DYNAMO, nn_door.DOOR, relax_door.DOOR)
 _BY_NAME = {door.name: door for door in DOORS}
+
+
+def described() -> str:
+    """The files the doors read, for help texts ("ONNX, TFLite, ... or Relax module file"):
+    written from DOORS, so a new door is in every help at once."""
+    kinds = list(dict.fromkeys(door.frontend for door in DOORS if not door.by_name_only))
+    return ", ".join(kinds[:-1]) + f" or {kinds[-1]} model file"
 
 
 def named(name: str) -> Door:

@@ -2,16 +2,39 @@
 
 The runner, the child process, the reducer and the CLI know a door only through
 these methods (harness.doors picks the door: by a case's source kind, a file's
-suffix, or a model's type). Adding a door (TFLite and StableHLO have Relax
-frontends too) is a module in this folder with one `Door` and its line in
-`harness.doors.DOORS`, plus the catalog's source kinds that reach it.
+suffix, or a model's type). Adding a door is a module in this folder with one `Door`
+and its line in `harness.doors.DOORS`, its loader template for repro.py
+(runner/templates/load_NAME.py.tmpl), plus the catalog's source kinds that reach it.
 """
 from __future__ import annotations
 
+import importlib
 import os
 
 from harness.doors import python_file
-from harness.verdict import BadInput
+from harness.verdict import BadInput, first_line
+
+
+class ExtraUnavailable(Exception):
+    """What a door needs beside the base install (its pip extra) is missing here: the case
+    cannot be tested (exit 125; the pytest plugin skips it naming the extra)."""
+    extra = ""
+
+
+def require(extra: str, *modules: str) -> None:
+    """Import `modules`, or raise ExtraUnavailable naming what is missing and the extra that
+    installs it (`pip install -e '.[EXTRA]'`)."""
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            missing.append(f"{name} ({first_line(exc)[:120]})")
+    if missing:
+        error = ExtraUnavailable(f"{' and '.join(missing)} is not installed: this door needs "
+                                 f"the {extra} extra (pip install -e '.[{extra}]')")
+        error.extra = extra
+        raise error
 
 
 class ReferenceUnavailable(Exception):
@@ -32,7 +55,9 @@ class Door:
     second_reference = ""  # an independent implementation asked when TVM and `reference`
     #                        disagree (or `reference` cannot run the model), "" for none
     reproducer = ""        # how repro.py loads a model whose import failed: "onnx"
-    #                        (model.onnx beside it) or "torch" (the recipe's source)
+    #                        (model.onnx beside it), else the loader template that runs
+    #                        the door's recipe (runner/templates/load_NAME.py.tmpl)
+    by_name_only = False   # a twin or route of another door's files: `NAME:FILE` only
 
     def claims(self, path: str) -> bool:
         """This file is this door's (by its suffix; a door may look inside, cheaply)."""

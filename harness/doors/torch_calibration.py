@@ -36,7 +36,7 @@ def calibrated(make, inputs):
 
 
 def torchvision_recipe(name: str, arguments: dict, shapes: list) -> str:
-    """Python source that builds and exports a torchvision model as TorchModel.build does
+    """Python source that builds a torchvision model as TorchModel.build does
     (for repro.py): the same seeded inputs, `calibrated`'s own text, the same model."""
     listed = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
     return "\n".join([
@@ -48,5 +48,4 @@ def torchvision_recipe(name: str, arguments: dict, shapes: list) -> str:
         "def make():",
         "    torch.manual_seed(0)",
         f"    return torchvision.models.get_model({name!r}, {listed})",
-        "model = calibrated(make, inputs)",
-        "program = torch.export.export(model, inputs)"])
+        "model = calibrated(make, inputs)"])

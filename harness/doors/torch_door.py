@@ -177,18 +177,18 @@ class TorchDoor(Door):
             raise ReferenceUnavailable(f"PyTorch cannot run the exported program on the "
                                        f"drawn inputs: {type(exc).__name__}: "
                                        f"{first_line(exc)[:300]}") from None
-        return [tensor.detach().numpy() for tensor in _tensors(output)]
+        return [tensor.detach().numpy() for tensor in tensors_of(output)]
 
     def inputs(self, path: str) -> dict:
         return {}
 
 
-def _tensors(output) -> list:
+def tensors_of(output) -> list:
     """A module's output (a tensor, nested tuples, lists or dicts of them) flattened."""
     if hasattr(output, "detach"):
         return [output]
     items = output.values() if isinstance(output, dict) else output
-    return [tensor for item in items for tensor in _tensors(item)]
+    return [tensor for item in items for tensor in tensors_of(item)]
 
 
 class TorchTwinDoor(TorchDoor):
@@ -196,6 +196,7 @@ class TorchTwinDoor(TorchDoor):
     `torch-onnx:FILE`); its model is ONNX, which the ONNX door owns."""
     name = "torch-onnx"
     frontend = "ONNX"
+    by_name_only = True
     onnx_graph = True
     reference = "onnxruntime"
     reproducer = "onnx"

@@ -24,16 +24,19 @@ import sys
 
 from harness import classify, paths
 from harness.doors import torch_calibration
+from harness.doors.door import ExtraUnavailable
 from harness.verdict import first_line
 
 FAMILIES = ("classification", "segmentation", "detection", "video", "optical_flow",
             "quantization")
 FORMAT = 2    # bump when what is exported changes: the cache starts afresh (2: calibrated)
 TORCH_EXTRA = "pip install -e '.[torch]'"
+_EXPORT = "program = torch.export.export(model, inputs)"   # a recipe's last line
 
 
-class TorchUnavailable(Exception):
+class TorchUnavailable(ExtraUnavailable):
     """torch (or torchvision / transformers) is not installed here: cannot test."""
+    extra = "torch"
 
 
 class ExportRefused(Exception):
@@ -175,8 +178,9 @@ class TorchModel:
             return torchvision.models.get_model(self.name, **_builder_arguments(self.family))
         return torch_calibration.calibrated(make, inputs), inputs
 
-    def recipe(self) -> str:
-        """Python source that builds and exports this model as `build` does (for repro.py)."""
+    def recipe(self, export: bool = True) -> str:
+        """Python source that builds this model as `build` does (for repro.py), binding
+        `model` and `inputs`, and with `export`, `program` (torch.export's)."""
         if self.family == "transformers":
             config_name, model_name, config, (input_name, shape) = TRANSFORMERS[self.name]
             make = "torch.randint(0, 512, {shape})" if input_name == "input_ids" else \
@@ -192,11 +196,10 @@ class TorchModel:
                 "    def forward(self, x):",
                 "        return " + _last_hidden_state_text(self.name),
                 "model = Model(inner).eval()",
-                f"inputs = ({make.format(shape=shape)},)",
-                "program = torch.export.export(model, inputs)"])
+                f"inputs = ({make.format(shape=shape)},)"] + ([_EXPORT] if export else []))
         return torch_calibration.torchvision_recipe(
             self.name, _builder_arguments(self.family),
-            _torchvision_inputs(self.name, self.family))
+            _torchvision_inputs(self.name, self.family)) + ("\n" + _EXPORT if export else "")
 
     # ---- the cached export ----------------------------------------------------
 

@@ -80,7 +80,7 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     started = time.perf_counter()
     try:
         model = case.model()
-    except doors.ExportRefused as exc:   # torch's refusal: the case's verdict
+    except doors.ExportRefused as exc:   # the framework's refusal: the case's verdict
         result.add(Violation(Outcome.UNSUPPORTED, "import", "(export)", str(exc)))
         return result
     finally:
@@ -143,9 +143,9 @@ def run(spec_path: str, events_path: str) -> int:
     except BadInput as exc:
         emit({"event": "bad-input", "message": str(exc)})
         return 2
-    except (loading.TVMUnavailable, doors.TorchUnavailable) as exc:
+    except (loading.TVMUnavailable, doors.ExtraUnavailable) as exc:
         result = Result(case=spec["case"], options=spec["options"], **loading.versions())
-        what = "(torch)" if isinstance(exc, doors.TorchUnavailable) else "(tvm)"
+        what = f"({exc.extra})" if isinstance(exc, doors.ExtraUnavailable) else "(tvm)"
         result.add(Violation(Outcome.UNSUPPORTED, "setup", what, str(exc), phase=Phase.PROCESS))
     except Exception as exc:  # noqa: BLE001 - outside any stage nothing is TVM's finding:
         # whatever raised is harness-error (exit 4), so a bisect stops, never blames TVM

@@ -36,10 +36,10 @@ Stop = Callable[[Result], bool]   # True: the result is decided, skip the remain
 
 
 def import_model(model):
-    """The door's frontend (ONNX or PyTorch) -> IRModule; an operator without a converter
-    makes the case untestable. Missing TVM or torch: cannot test here (raised as it is)."""
+    """The door's frontend -> IRModule; an operator without a converter makes the case
+    untestable. Missing TVM or a door's extra: cannot test here (raised as it is)."""
     imported = classify.Call.of("import", doors.to_relax, model,
-                                reraise=(loading.TVMUnavailable, doors.TorchUnavailable))
+                                reraise=(loading.TVMUnavailable, doors.ExtraUnavailable))
     if imported.ok:
         return imported.value, None
     kind = "unsupported" if errors.is_unsupported_op_error(imported.error) else "error"

@@ -26,7 +26,7 @@ def run(task: dict, case) -> dict:
     then tries the next form), or the edit does not apply. Our own exception leaves as
     a HarnessBug (harness-error: the reduction stops)."""
     imported = classify.Call.of("import", doors.to_relax, case.model(),
-                                reraise=(loading.TVMUnavailable, doors.TorchUnavailable))
+                                reraise=(loading.TVMUnavailable, doors.ExtraUnavailable))
     if not imported.ok:
         return {"path": None, "reason": f"TVM could not import it: {imported.detail[:300]}"}
     module = imported.value

@@ -29,6 +29,34 @@ def from_exported_program(program):
     return _from_exported_program(program)
 
 
+def from_fx_graphs(graphs: list):
+    """torch.fx graphs -> one IRModule: `from_fx(graph, input_info)` each, as torch.compile's
+    relax_dynamo backend calls it; the first is `main`, the others `graph_1`, ..."""
+    tvm()
+    from tvm.relax.frontend.torch import from_fx
+    functions = {}
+    for index, (graph, input_info) in enumerate(graphs):
+        name = "main" if index == 0 else f"graph_{index}"
+        functions[name] = from_fx(graph, input_info)["main"].with_attr("global_symbol", name)
+    return tvm().IRModule(functions)
+
+
+def from_tflite(flatbuffer: bytes):
+    """A .tflite flatbuffer -> IRModule (TVM's TFLite frontend reads the `tflite` package's
+    Model; TVM 0.27 returns the module alone)."""
+    tvm()
+    import tflite
+    from tvm.relax.frontend.tflite import from_tflite as _from_tflite
+    return _from_tflite(tflite.Model.GetRootAsModel(flatbuffer, 0))
+
+
+def from_stablehlo(text: str):
+    """StableHLO text (MLIR) -> IRModule."""
+    tvm()
+    from tvm.relax.frontend.stablehlo import from_stablehlo as _from_stablehlo
+    return _from_stablehlo(text)
+
+
 def relax_transform(name: str, *args):
     """`relax.transform.NAME(*args)`: every relax pass a stage runs, built by its name."""
     return getattr(tvm().relax.transform, name)(*args)

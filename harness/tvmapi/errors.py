@@ -8,7 +8,12 @@ from __future__ import annotations
 _REFUSALS = ("not yet supported", "not supported yet", "currently unsupported",
              # the PyTorch frontend: "Unsupported function types ['aten.x']",
              # "Unsupported output type in exported graph output: <class ...>"
-             "unsupported function types", "unsupported output type")
+             "unsupported function types", "unsupported output type",
+             # torch.fx (from_fx): "Unsupported module type <class ...>", "Unsupported
+             # function target <built-in ...>"; StableHLO: "Unsupported operation stablehlo.x"
+             # (not "Unsupported Attribute type": a converter failing on an op it has)
+             "unsupported module type", "unsupported function target",
+             "unsupported operation ")
 
 
 def is_unsupported_op_error(exc: BaseException) -> bool:

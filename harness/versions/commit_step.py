@@ -193,11 +193,11 @@ def step_tvm(args, source: str, phases: Phases) -> int:
 
 
 def _case_packages(args) -> tuple[str, ...]:
-    """What the check's case needs beside TVM (the torch extra for the PyTorch door)."""
+    """What the check's case needs beside TVM (its door's extra)."""
     if args.check_command or not args.case:
         return ()
     case = catalog.resolve(args.case)
-    return envs.packages_for([case]) if case.needs_torch else ()
+    return envs.door_packages(case)
 
 
 def step_ffi(args, source: str, phases: Phases) -> int:

@@ -68,10 +68,14 @@ def companion_pins(package: str, version: str) -> dict[str, str]:
 
 def packages_for(cases) -> tuple[str, ...]:
     """What an environment needs beside the TVM stack to check `cases`: the base, and the
-    torch extra when one comes through the PyTorch door (5.5 GB: only then)."""
-    if any(case.needs_torch for case in cases):
-        return BASE_PACKAGES + extra_pins("torch")
-    return BASE_PACKAGES
+    extra of each door they come through (torch's 5.5 GB, TensorFlow's 1.5 GB: only then)."""
+    extras = sorted({case.door.extra for case in cases if case.door.extra})
+    return BASE_PACKAGES + tuple(pin for extra in extras for pin in extra_pins(extra))
+
+
+def door_packages(case) -> tuple[str, ...]:
+    """What a source build's environment needs beside TVM for `case`: its door's extra."""
+    return packages_for([case]) if case.door.extra else ()
 READY = "harness-env.json"
 
 
