@@ -13,7 +13,7 @@ import os
 import subprocess
 
 import pytest
-from helpers import cli_here
+from helpers import ROOT, cli_here
 
 from harness.catalog import known_issues
 from harness.cli import upstream
@@ -114,3 +114,16 @@ def test_the_command_writes_the_report_and_refuses_what_it_cannot_write(tmp_path
     assert code == 2 and "no title, expected, actual, reproducer" in err
     code, _, err = cli_here("upstream", "convert-layout-dropout", "--out", tmp_path)
     assert code == 2 and "--out" in err
+
+
+def test_the_findings_pages_count_of_lines_at_fault_is_its_tables():
+    """docs/findings.md says how many findings are still in the source above the table of
+    their lines: the figure is the table's row count (it had drifted: 77 over 76 rows)."""
+    import re
+    with open(os.path.join(ROOT, "docs", "findings.md")) as handle:
+        text = handle.read()
+    section = text.split("## Upstream-ready")[1].split("\n## ")[0]
+    stated = int(re.search(r"(\d+) findings are still there", section).group(1))
+    rows = [line for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| finding |")]
+    assert stated == len(rows), (stated, len(rows))
