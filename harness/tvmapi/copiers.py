@@ -173,7 +173,15 @@ def tvmscript_copy(mod):
     lifted, constants = _lift_constants(mod)
     if not constants:   # none, or a function not normalized yet (lifting would normalize it)
         return tvmscript_copy_with_meta(mod)
-    return _bind_constants(_printed_and_parsed(lifted, show_meta=False), constants)
+    try:
+        parsed = _printed_and_parsed(lifted, show_meta=False)
+    except CopierUnparsable:
+        # A tensor the lifting does not reach (a frontend's weights in a function's
+        # "params" attribute: TFLite's, from_fx's keep_params) is printed as
+        # metadata[...], which text without its metadata section cannot define: the
+        # whole module printed with it decides whether TVMScript round-trips.
+        return tvmscript_copy_with_meta(mod)
+    return _bind_constants(parsed, constants)
 
 
 def _lift_constants(mod):
