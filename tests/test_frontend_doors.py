@@ -166,7 +166,10 @@ def checked_by_door(door: str, path: str) -> dict:
 
 
 @pytest.mark.parametrize("door, text, reference", [
-    pytest.param("tflite", TFLITE_MODEL, "TFLite interpreter", marks=needs_tflite),
+    # TensorFlow's import and converter (~25 s): nightly; the default run's tflite-conv-block
+    # compares with the interpreter on every run
+    pytest.param("tflite", TFLITE_MODEL, "TFLite interpreter",
+                 marks=[needs_tflite, pytest.mark.nightly]),
     pytest.param("stablehlo", JAX_MODEL, "JAX", marks=needs_jax),
 ], ids=["tflite", "stablehlo"])
 def test_a_model_is_compared_with_its_framework_a_miscompile_named_and_its_recipe_rebuilds_it(

@@ -69,9 +69,9 @@ def test_report_keeps_a_models_rows_in_one_shard_on_both_paths(tmp_path):
         groups = [{case.model_group for case in part} for part in runs["extract"]]
         assert groups == [{case.model_group for case in part} for part in runs["compile"]]
     resnet = {number for number, part in enumerate(runs["extract"]) for case in part
-              if case.id.startswith("tv-resnet18")}
-    assert len(resnet) == 1 and sum(case.id.startswith("tv-resnet18") for part in
-                                    runs["extract"] for case in part) == 4
+              if case.model_group == "torchvision:resnet18"}
+    assert len(resnet) == 1 and sum(case.model_group == "torchvision:resnet18" for part in
+                                    runs["extract"] for case in part) == 4   # and its twin
 
 
 def test_the_shard_comes_from_the_option_or_tvms_environment():

@@ -27,9 +27,8 @@ SOURCE_DOORS = {"darknet": "onnx", "builder": "onnx", "onnx-wheel": "onnx", "onn
 FILE_KINDS = ("file", "relax-file") + tuple(door.name for door in doors.DOORS)
 # Kinds whose model is made from another kind's: an ONNX twin is exported from its
 # model's torch.export program (one cached export serves both).
-MADE_FROM = {"torchvision-onnx": "torchvision", "torch-onnx": "torch",
-             "torchvision-fx": "torchvision", "torch-fx": "torch",
-             "torchvision-dynamo": "torchvision", "torch-dynamo": "torch"}
+# (torch.fx and torch.compile trace the module itself: their rows share no work with it.)
+MADE_FROM = {"torchvision-onnx": "torchvision", "torch-onnx": "torch"}
 
 
 def model_group(source: str) -> str:
