@@ -245,6 +245,25 @@ def _recipe_and_import(door_name: str, model) -> tuple[str, str]:
     return proc.stdout.split(_MARK)[-1], doors.to_relax(model).script()
 
 
+@needs_jax
+def test_a_frontend_failure_writes_a_repro_that_lowers_the_users_function_again(tmp_path):
+    """The StableHLO frontend's registered failure on a user's function (a reduction):
+    repro.py embeds the file, lowers it with JAX and imports the text, standalone (no
+    harness on its path): exit 1, reproduces."""
+    path = _write(tmp_path, "mean.py", "import jax\nimport jax.numpy as jnp\n"
+                  "def jax_function(x):\n    return jnp.mean(x, axis=1)\n"
+                  "example_args = (jax.random.normal(jax.random.PRNGKey(0), (2, 3)),)\n")
+    out = tmp_path / "out"
+    code, printed, err = cli("check", path, "--reduce", "--out", str(out))
+    assert code == 0 and "known: error at stage import" in printed, printed + err
+    repro = out / "repro.py"
+    assert "from_stablehlo(text)" in repro.read_text() and "def jax_function" in \
+        repro.read_text()
+    proc = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env={**os.environ, "PYTHONPATH": ""})
+    assert proc.returncode == 1 and "reproduces" in proc.stdout, proc.stdout + proc.stderr
+
+
 def tflite_file(source: str, out: str) -> str:
     with open(out, "wb") as handle:
         handle.write(_model("tflite", source).flatbuffer)

@@ -54,7 +54,9 @@ class _UserProgram:
 class TorchFile(_UserProgram):
     """A user's Python file defining `model` and `example_inputs`."""
 
-    def _make(self):
+    def build(self) -> tuple:
+        """(the module in eval mode, its example inputs as a tuple), the file run seeded;
+        what is the file's to fix is a BadInput."""
         import torch
         torch.manual_seed(0)
         namespace = python_file.run(self.path)
@@ -67,20 +69,25 @@ class TorchFile(_UserProgram):
         if not isinstance(inputs, (tuple, list)):
             raise BadInput(f"{self.path}: `{INPUTS}` must be a tuple of tensors (it is "
                            f"a {type(inputs).__name__})")
-        return _exported(model.eval(), tuple(inputs), self.path)
+        return model.eval(), tuple(inputs)
 
-    def recipe(self) -> str:
-        """The file itself, embedded and run as the harness ran it, then exported."""
+    def _make(self):
+        return _exported(*self.build(), self.path)
+
+    def recipe(self, export: bool = True) -> str:
+        """The file itself, embedded and run as the harness ran it, binding `model` and
+        `inputs`; with `export`, `program` (torch.export's)."""
         return "\n".join([
             "import torch",
             "torch.manual_seed(0)",
             f"_source = {python_file.read(self.path)!r}",
             "_namespace = {'__name__': 'model_file'}",
             "exec(compile(_source, 'model.py', 'exec'), _namespace)",
-            f"_inputs = _namespace[{INPUTS!r}]",
-            "_inputs = (_inputs,) if isinstance(_inputs, torch.Tensor) else tuple(_inputs)",
-            "with torch.no_grad():",
-            f"    program = torch.export.export(_namespace[{MODEL!r}].eval(), _inputs)"])
+            f"inputs = _namespace[{INPUTS!r}]",
+            "inputs = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)",
+            f"model = _namespace[{MODEL!r}].eval()"]
+            + ["with torch.no_grad():",
+               "    program = torch.export.export(model, inputs)"] * export)
 
 
 class SavedProgram(_UserProgram):

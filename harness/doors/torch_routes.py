@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.doors import python_file
 from harness.doors.door import ReferenceUnavailable
-from harness.doors.torch_door import INPUTS, MODEL, TorchDoor, TorchFile, tensors_of
+from harness.doors.torch_door import TorchDoor, TorchFile, tensors_of
 from harness.doors.torch_models import ExportRefused, TorchModel, require
 from harness.tvmapi import calls
 from harness.verdict import BadInput, first_line
@@ -39,7 +38,7 @@ class RoutedModel:
 
     def trace(self) -> "RoutedModel":
         require("torch")
-        module, inputs = _built(self.source)
+        module, inputs = self.source.build()
         self.module = module
         self.graphs = _TRACERS[self.route](module, inputs, self.label)
         return self
@@ -47,34 +46,7 @@ class RoutedModel:
     def recipe(self) -> str:
         """Source that builds the model as loaded, traces it by the route and binds
         `module`: the IRModule TVM's frontend makes of it (repro.py's load())."""
-        return "\n".join([_builder_recipe(self.source), _ROUTE_RECIPES[self.route]])
-
-
-def _built(source) -> tuple:
-    """(module in eval mode, example inputs) of a catalog model or a user's file."""
-    if isinstance(source, TorchModel):
-        return source.build()
-    import torch
-    torch.manual_seed(0)
-    namespace = python_file.run(source.path)
-    inputs = namespace[INPUTS]
-    inputs = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
-    return namespace[MODEL].eval(), inputs
-
-
-def _builder_recipe(source) -> str:
-    """Source binding `model` and `inputs` as `_built` makes them."""
-    if isinstance(source, TorchModel):
-        return source.recipe(export=False)
-    return "\n".join([
-        "import torch",
-        "torch.manual_seed(0)",
-        f"_source = {python_file.read(source.path)!r}",
-        "_namespace = {'__name__': 'model_file'}",
-        "exec(compile(_source, 'model.py', 'exec'), _namespace)",
-        f"inputs = _namespace[{INPUTS!r}]",
-        "inputs = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)",
-        f"model = _namespace[{MODEL!r}].eval()"])
+        return "\n".join([self.source.recipe(export=False), _ROUTE_RECIPES[self.route]])
 
 
 def _input_info(tensors) -> list:
