@@ -21,9 +21,9 @@ class ExtraUnavailable(Exception):
     extra = ""
 
 
-def require(extra: str, *modules: str) -> None:
-    """Import `modules`, or raise ExtraUnavailable naming what is missing and the extra that
-    installs it (`pip install -e '.[EXTRA]'`)."""
+def require(extra: str, *modules: str, error: type = ExtraUnavailable) -> None:
+    """Import `modules`, or raise `error` (an ExtraUnavailable) naming what is missing and
+    the extra that installs it (`pip install -e '.[EXTRA]'`)."""
     missing = []
     for name in modules:
         try:
@@ -31,10 +31,10 @@ def require(extra: str, *modules: str) -> None:
         except ImportError as exc:
             missing.append(f"{name} ({first_line(exc)[:120]})")
     if missing:
-        error = ExtraUnavailable(f"{' and '.join(missing)} is not installed: this door needs "
-                                 f"the {extra} extra (pip install -e '.[{extra}]')")
-        error.extra = extra
-        raise error
+        unavailable = error(f"{' and '.join(missing)} is not installed: this door needs "
+                            f"the {extra} extra (pip install -e '.[{extra}]')")
+        unavailable.extra = extra
+        raise unavailable
 
 
 class ReferenceUnavailable(Exception):

@@ -23,14 +23,13 @@ import subprocess
 import sys
 
 from harness import classify, paths
-from harness.doors import torch_calibration
+from harness.doors import door, torch_calibration
 from harness.doors.door import ExtraUnavailable
 from harness.verdict import first_line
 
 FAMILIES = ("classification", "segmentation", "detection", "video", "optical_flow",
             "quantization")
 FORMAT = 2    # bump when what is exported changes: the cache starts afresh (2: calibrated)
-TORCH_EXTRA = "pip install -e '.[torch]'"
 _EXPORT = "program = torch.export.export(model, inputs)"   # a recipe's last line
 
 
@@ -63,15 +62,7 @@ def _versions() -> dict[str, str | None]:
 
 def require(*names: str) -> None:
     """Import the torch stack's `names`, or say it is missing and how to install it."""
-    missing = []
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            missing.append(f"{name} ({first_line(exc)[:120]})")
-    if missing:
-        raise TorchUnavailable(f"{' and '.join(missing)}: the PyTorch door needs the torch "
-                               f"extra ({TORCH_EXTRA})")
+    door.require("torch", *names, error=TorchUnavailable)
 
 
 def cache_folder() -> str:
