@@ -37,7 +37,8 @@ class TFLiteModel:
     recipe: str = dataclasses.field(repr=False)
 
 
-def _check_flatbuffer(data, label: str) -> bytes:
+def check_flatbuffer(data, label: str) -> bytes:
+    """`data` as the flatbuffer's bytes, or a BadInput naming `label` and the fix."""
     if not isinstance(data, (bytes, bytearray)):
         raise BadInput(f"{label}: `{MODEL}` must be the flatbuffer's bytes (what "
                        f"TFLiteConverter.convert() returns), not a {type(data).__name__}")
@@ -57,7 +58,7 @@ def _converted(path: str) -> bytes:
         with open(cached, "rb") as handle:
             return handle.read()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")   # TensorFlow's start-up chatter
-    flatbuffer = _check_flatbuffer(python_file.run(path).get(MODEL), path)
+    flatbuffer = check_flatbuffer(python_file.run(path).get(MODEL), path)
     os.makedirs(folder, exist_ok=True)
     partial = f"{cached}.{os.getpid()}.partial"
     with open(partial, "wb") as handle:
@@ -90,7 +91,7 @@ class TFLiteDoor(Door):
     def validate(self, path: str) -> None:
         if path.endswith(".tflite"):
             with open(_existing(path), "rb") as handle:
-                _check_flatbuffer(handle.read(8), path)
+                check_flatbuffer(handle.read(8), path)
             return
         if MODEL not in python_file.top_level_names(python_file.parse(path)):
             raise BadInput(f"{path} does not define {MODEL} at module level; a TFLite model "
@@ -101,7 +102,7 @@ class TFLiteDoor(Door):
         require(EXTRA, "tflite")
         if path.endswith(".tflite"):
             with open(_existing(path), "rb") as handle:
-                flatbuffer = _check_flatbuffer(handle.read(), path)
+                flatbuffer = check_flatbuffer(handle.read(), path)
             recipe = f"flatbuffer = open({os.path.abspath(path)!r}, 'rb').read()"
             return TFLiteModel(path, flatbuffer, recipe)
         require(EXTRA, "tensorflow")
