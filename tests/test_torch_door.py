@@ -86,12 +86,12 @@ def test_the_report_sets_the_routes_side_by_side():
     rows = [row("tv-squeezenet1_0", "mutated", ["mutated:zero-pipeline:tirx.AnnotateEntryFunc"]),
             row("tv-squeezenet1_0-onnx", "pass", []), row("hf-bert", "pass", []),
             row("tv-squeezenet1_0-fx", "pass", [])]
-    lines = report.two_doors(rows)
+    lines = report.pytorch_routes(rows)
     (pair,) = [line for line in lines if line.startswith("| tv-")]
     assert "**differs**" in pair and "AnnotateEntryFunc" in pair
     assert pair.count("pass (pass, 3): -") == 2 and pair.endswith("| - | **differs** |")
-    assert report.two_doors([rows[2]]) == []
-    same = report.two_doors([row("tv-squeezenet1_0", "pass", []), rows[3]])
+    assert report.pytorch_routes([rows[2]]) == []
+    same = report.pytorch_routes([row("tv-squeezenet1_0", "pass", []), rows[3]])
     assert [line for line in same if line.startswith("| tv-")][0].endswith("| same |")
 
 

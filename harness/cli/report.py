@@ -92,10 +92,10 @@ def markdown(rows: list[dict]) -> str:
     problems += [f"- **{r['case']}**: {line}" for r in rows for line in r.get("stale", [])]
     return "\n".join([f"# Extraction invariants: {len(rows)} rows ({summary})", "", *lines,
                       "", "## Violations", "", *(problems or ["none"]), "",
-                      *two_doors(rows)])
+                      *pytorch_routes(rows)])
 
 
-def two_doors(rows: list[dict]) -> list[str]:
+def pytorch_routes(rows: list[dict]) -> list[str]:
     """The PyTorch door's models next to their twins by PyTorch's other routes (ONNX,
     torch.fx, torch.compile): a failure only some routes show is marked."""
     by_key = {row_key(row): row for row in rows}

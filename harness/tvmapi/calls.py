@@ -43,7 +43,7 @@ def from_fx_graphs(graphs: list):
 
 def from_tflite(flatbuffer: bytes):
     """A .tflite flatbuffer -> IRModule (TVM's TFLite frontend reads the `tflite` package's
-    Model; TVM 0.27 returns the module alone)."""
+    Model; 0.25-0.27 return the module alone)."""
     tvm()
     import tflite
     from tvm.relax.frontend.tflite import from_tflite as _from_tflite
