@@ -284,6 +284,8 @@ def test_a_saved_tflite_file_is_read_as_is(tmp_path):
                              str(tmp_path / "m.tflite"))
     code, out, err = cli("check", saved, "--path", "compile")
     assert code == 0 and "answer vs TFLite interpreter: agree" in out, out + err
+    (listed,) = doors.named("tflite").inputs(saved).values()   # list --json's, no TensorFlow
+    assert listed == [1, 8, 8, 3]
 
 
 def test_an_unknown_operator_of_each_frontend_is_unsupported_not_an_error():

@@ -50,7 +50,7 @@ def _by_kind(case, kind: str, ref: str) -> dict:
 
 def _torch(kind: str, name: str) -> dict:
     """The door's example input shapes (`input0`, ...) and a cached refusal, if any."""
-    if kind == "transformers":
+    if kind.startswith("transformers"):
         model = torch_models.TorchModel("transformers", name)
     else:
         family = next((family for family, names in torch_models.listing().items()
@@ -58,5 +58,7 @@ def _torch(kind: str, name: str) -> dict:
         model = torch_models.TorchModel(family, name)
     out = {"inputs": {f"input{index}": list(shape)
                       for index, shape in enumerate(model.input_shapes())}}
-    refusal = model.refusal(twin=kind == "torchvision-onnx")
+    # (torch.fx and torch.compile trace afresh: torch.export's cached refusal is not theirs)
+    refusal = None if kind.endswith(("-fx", "-dynamo")) else \
+        model.refusal(twin=kind == "torchvision-onnx")
     return {**out, "refused": refusal} if refusal else out

@@ -18,12 +18,13 @@ from harness import doors
 from harness.verdict import BadInput
 
 TORCH_KINDS = ("torchvision", "torchvision-onnx", "torchvision-fx", "torchvision-dynamo",
-               "transformers")
+               "transformers", "transformers-fx", "transformers-dynamo")
 # Source kinds and the door their model goes through.
 SOURCE_DOORS = {"darknet": "onnx", "builder": "onnx", "onnx-wheel": "onnx", "onnx-node": "onnx",
                 "torchvision": "torch", "transformers": "torch",
                 "torchvision-onnx": "torch-onnx", "torchvision-fx": "torch-fx",
-                "torchvision-dynamo": "torch-dynamo", "relax-file": "relax"}
+                "torchvision-dynamo": "torch-dynamo", "transformers-fx": "torch-fx",
+                "transformers-dynamo": "torch-dynamo", "relax-file": "relax"}
 FILE_KINDS = ("file", "relax-file") + tuple(door.name for door in doors.DOORS)
 # Kinds whose model is made from another kind's: an ONNX twin is exported from its
 # model's torch.export program (one cached export serves both).

@@ -117,6 +117,22 @@ class TFLiteDoor(Door):
     def owns(self, model) -> bool:
         return isinstance(model, TFLiteModel)
 
+    def inputs(self, path: str) -> dict:
+        """A .tflite file's inputs from its flatbuffer (the `tflite` schema package: no
+        TensorFlow, no TVM); {} for a model file (only running it would tell) or where the
+        schema package is missing or the file does not read."""
+        if not path.endswith(".tflite"):
+            return {}
+        try:
+            import tflite
+            with open(path, "rb") as handle:
+                graph = tflite.Model.GetRootAsModel(handle.read(), 0).Subgraphs(0)
+            return {graph.Tensors(index).Name().decode(): [int(extent) for extent in
+                                                           graph.Tensors(index).ShapeAsNumpy()]
+                    for index in graph.InputsAsNumpy()}
+        except Exception:  # noqa: BLE001 - a listing says nothing rather than fail
+            return {}
+
     def to_relax(self, model: TFLiteModel):
         return calls.from_tflite(model.flatbuffer)
 
