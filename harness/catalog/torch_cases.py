@@ -5,10 +5,10 @@ TVM's PyTorch frontend) and its twins, the same model by PyTorch's other routes:
 `tv-NAME-onnx` (the exported program through `torch.onnx.export` -> TVM's ONNX
 frontend), `tv-NAME-fx` (torch.fx -> `from_fx`) and `tv-NAME-dynamo` (torch.compile's
 relax_dynamo import), so a bug only one route triggers shows as such (report.md sets
-them side by side); the transformers models `hf-NAME` also as `hf-NAME-fx`, `hf-NAME-dynamo`. `hf-NAME` are the
-small transformers configurations (doors.torch_models.TRANSFORMERS). Where torchvision
-is not installed, the rule's default sample is still listed: checking it says why it
-cannot be tested (the pytest plugin skips it, naming the extra to install).
+them side by side). `hf-NAME` are the small transformers configurations
+(doors.torch_models.TRANSFORMERS), also by the routes as `hf-NAME-fx`, `hf-NAME-dynamo`.
+Where torchvision is not installed, the rule's default sample is still listed: checking it
+says why it cannot be tested (the pytest plugin skips it, naming the extra to install).
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ _BY_NAME = {door.name: door for door in DOORS}
 
 
 def described() -> str:
-    """The files the doors read, for help texts ("ONNX, TFLite, ... or Relax module file"):
+    """The files the doors read, for help texts ("ONNX, TFLite, ... or Relax model file"):
     written from DOORS, so a new door is in every help at once."""
     kinds = list(dict.fromkeys(door.frontend for door in DOORS if not door.by_name_only))
     return ", ".join(kinds[:-1]) + f" or {kinds[-1]} model file"

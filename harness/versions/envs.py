@@ -76,6 +76,8 @@ def packages_for(cases) -> tuple[str, ...]:
 def door_packages(case) -> tuple[str, ...]:
     """What a source build's environment needs beside TVM for `case`: its door's extra."""
     return packages_for([case]) if case.door.extra else ()
+
+
 READY = "harness-env.json"
 
 
