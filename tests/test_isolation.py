@@ -112,7 +112,7 @@ def test_a_kill_at_the_machines_memory_is_out_of_memory_not_a_crash(monkeypatch)
     memory is `unsupported`, out of memory; below that share it stays a crash. Seeded: a
     real child SIGKILLs itself, once on this machine, once on a machine made as small as
     its own peak."""
-    from harness.process import isolate
+    from harness.process import death, isolate
     options = Options(inject_pass=seeded("killed"))
     crashed = run_isolated(SMALL_CASE, options, timeout=300)
     assert crashed.verdict == "crash" and crashed.violations[-1].signal == "SIGKILL"
@@ -123,10 +123,10 @@ def test_a_kill_at_the_machines_memory_is_out_of_memory_not_a_crash(monkeypatch)
         peaks.append(args[-1])
         return interpret(*args)
     monkeypatch.setattr(isolate, "_interpret", recorded)
-    monkeypatch.setattr(isolate, "_memory_kib", lambda: 2**20)   # a 1 GiB machine
+    monkeypatch.setattr(death, "memory_kib", lambda: 2**20)   # a 1 GiB machine
     run_isolated(SMALL_CASE, Options(), timeout=300)
     assert peaks[-1] and 100 * 2**10 < peaks[-1] < 2**20, peaks   # TVM imported: >100 MiB
-    monkeypatch.setattr(isolate, "_memory_kib", lambda: int(peaks[-1] * 1.1))
+    monkeypatch.setattr(death, "memory_kib", lambda: int(peaks[-1] * 1.1))
     starved = run_isolated(SMALL_CASE, options, timeout=300)
     assert starved.verdict == "unsupported", starved.violations
     assert "out of memory in stage injected" in starved.violations[-1].detail

@@ -9,7 +9,7 @@ import pytest
 
 from harness.catalog.known_issues import Judgement, SuiteJudgement
 from harness.cli import matrix_page, report, sweep_rows
-from harness.process import isolate
+from harness.process import death
 from harness.signature import text_of
 from harness.suite import file_run, summary
 from harness.verdict import (
@@ -130,9 +130,9 @@ def test_a_signal_is_a_field_and_absent_fields_keep_the_json_as_it_was():
     assert set(error.to_json()) == {"kind", "stage", "access_path", "detail", "pass",
                                     "pass_index", "phase", "copier"}
     assert text_of(error).startswith("error:s:P:SIGSEGV")   # a message, not a signal
-    assert isolate.signal_of(-11) == "SIGSEGV" and isolate.signal_of(3) is None
-    assert isolate.signal_of(-99) is None   # no name: the detail says "signal 99"
-    assert isolate.describe_death(-99, "", "in stage x").startswith("signal 99 in stage x")
+    assert death.signal_of(-11) == "SIGSEGV" and death.signal_of(3) is None
+    assert death.signal_of(-99) is None   # no name: the detail says "signal 99"
+    assert death.describe_death(-99, "", "in stage x").startswith("signal 99 in stage x")
 
 
 def test_which_module_a_copy_was_of_is_a_field():

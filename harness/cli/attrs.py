@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from harness.cli.options import positive_int
-from harness.process.isolate import describe_death
+from harness.process.death import describe_death
 from harness.tvmapi import loading
 from harness.verdict import EXIT_CANNOT_TEST, EXIT_PASS, EXIT_VIOLATED, BadInput, Outcome
 

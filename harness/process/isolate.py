@@ -23,14 +23,14 @@ from harness import paths
 from harness.catalog import cases as catalog
 from harness.options import Options
 from harness.paths import REPO_ROOT
-from harness.process import warm
+from harness.process import death, warm
 from harness.process.child import CRASH_INPUT
 from harness.process.clock import Clock
+from harness.process.death import describe_death, native_tail, out_of_memory, signal_of
 from harness.tvmapi import loading
 from harness.verdict import BadInput, Outcome, PassRecord, Phase, Result, StageRecord, Violation
 
 DEFAULT_TIMEOUT = 900.0
-STACK_TAIL_LINES = 40
 
 
 class Cancelled(KeyboardInterrupt):
@@ -62,59 +62,6 @@ def kill_running() -> None:
 def _raise_if_cancelled() -> None:
     if _cancelled.is_set():
         raise Cancelled()
-
-
-def signal_of(returncode: int) -> str | None:
-    """The named signal that ended a child (SIGSEGV), as a violation's `signal`; None for
-    an exit, or a signal without a name."""
-    try:
-        return signal.Signals(-returncode).name if returncode < 0 else None
-    except ValueError:
-        return None
-
-
-# A SIGKILL nobody here sent, to a child that had reached this share of the machine's
-# memory, is the kernel's out-of-memory killer: the check needs more memory than there is
-# (the copies of a 2.5 GB-weight model: regnet_y_128gf reached 23 of 24 GiB), which is
-# no finding about TVM. Below it a SIGKILL stays a crash.
-OUT_OF_MEMORY_SHARE = 0.8
-
-
-def out_of_memory(returncode: int, peak_rss_kib: int | None) -> bool:
-    total = _memory_kib()
-    return (returncode == -signal.SIGKILL and peak_rss_kib is not None and total > 0
-            and peak_rss_kib >= OUT_OF_MEMORY_SHARE * total)
-
-
-def _memory_kib() -> int:
-    """The machine's physical memory (MemTotal), 0 where /proc does not say."""
-    try:
-        with open("/proc/meminfo") as handle:
-            for line in handle:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def _native_tail(stderr: str) -> str:
-    lines = stderr.rstrip().splitlines()
-    return "\n".join(lines[-STACK_TAIL_LINES:])
-
-
-def _key_frames(stderr: str, limit: int = 3) -> list[str]:
-    """The innermost C++ frames (tvm::...), which name the crashing function."""
-    frames = [line.strip() for line in stderr.splitlines() if "tvm::" in line]
-    return frames[:limit]
-
-
-def describe_death(returncode: int, stderr: str, where: str) -> str:
-    """'SIGSEGV in WHERE; native stack: ...' for a child that died without a result."""
-    cause = ((signal_of(returncode) or f"signal {-returncode}") if returncode < 0
-             else f"exit code {returncode} without a result")
-    frames = "; ".join(_key_frames(stderr)) or "no native frames printed"
-    return f"{cause} {where}; native stack: {frames}"
 
 
 class _Events:
@@ -345,14 +292,14 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
     final = events.find("result")
     if final and not timed_out:
         result = Result.from_json(final["result"])
-        result.stderr_tail = _native_tail(stderr_text) if result.verdict != Outcome.PASS else ""
+        result.stderr_tail = native_tail(stderr_text) if result.verdict != Outcome.PASS else ""
         return result
     result = events.partial_result(case, options)
     stage, pass_name, index, phase, copier = events.running()
     where = f"in stage {stage}" + (f" ({phase})" if phase != Phase.STAGE else "") + (
         f", pass {pass_name} (#{index})" if pass_name else "") + (
         f", copier {copier}" if copier else "")
-    result.stderr_tail = _native_tail(stderr_text)
+    result.stderr_tail = native_tail(stderr_text)
     if timed_out:
         result.add(Violation(Outcome.TIMEOUT, stage, "(process)",
                              f"no result after {timeout:g} s; killed {where}", pass_name, index,
@@ -360,9 +307,9 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
     elif out_of_memory(returncode, peak_rss_kib):
         result.add(Violation(Outcome.UNSUPPORTED, stage, "(process)",
                              f"out of memory {where}: SIGKILL at {peak_rss_kib / 2**20:.1f} GiB "
-                             f"resident of {_memory_kib() / 2**20:.1f} GiB on this machine (the "
-                             "kernel out-of-memory killer, not TVM); it needs a machine with "
-                             "more memory", pass_name, index, phase=phase, copier=copier))
+                             f"resident of {death.memory_kib() / 2**20:.1f} GiB on this machine "
+                             "(the kernel out-of-memory killer, not TVM); it needs a machine "
+                             "with more memory", pass_name, index, phase=phase, copier=copier))
     else:
         result.add(Violation(Outcome.CRASH, stage, "(process)",
                              describe_death(returncode, stderr_text, where), pass_name, index,
