@@ -159,8 +159,8 @@ def _in_fresh_python(function: str, *args):
 
 def checked_by_door(door: str, path: str) -> dict:
     """The model's comparisons on a clean compile; the wrong results once TIR's max is
-    computed as min (tests/seeded_answers.py); and whether the door's recipe, run as
-    repro.py runs it in a fresh python, rebuilds the module the door imported."""
+    computed as min (tests/seeded_answers.py); and whether the door's recipe, run in a
+    namespace of its own as repro.py runs it, rebuilds the module the door imported."""
     model = _model(door, path)
     clean = PathRunner(Options(path="compile")).run_model(model, Result("m"))
     patch = pytest.MonkeyPatch()
