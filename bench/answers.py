@@ -25,9 +25,9 @@ from harness import doors
 from harness.catalog import cases as catalog
 from harness.options import Options
 from harness.oracles.answers import References
+from harness.result import Result
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import loading
-from harness.verdict import Result
 
 DEFAULT = ("yolov3-tiny", "light_resnet50", "tv-resnet18", "conv-reshape-concat-nhwc")
 

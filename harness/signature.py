@@ -21,7 +21,8 @@ import dataclasses
 import fnmatch
 import re
 
-from harness.verdict import PHASES, VERDICTS, BadInput, Outcome, Phase, Result, Violation
+from harness.result import Result
+from harness.verdict import PHASES, VERDICTS, BadInput, Outcome, Phase, Violation
 
 _MASKS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),

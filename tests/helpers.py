@@ -11,8 +11,8 @@ import tempfile
 
 from harness.catalog import cases as catalog
 from harness.options import Options
+from harness.result import Result
 from harness.runner.path_runner import PathRunner
-from harness.verdict import Result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEEDED = os.path.join(ROOT, "tests", "seeded.py")

@@ -17,10 +17,11 @@ from helpers import TORCH_MODEL, run_in_process
 from harness.catalog import cases as catalog
 from harness.options import Options
 from harness.oracles import numbers
+from harness.result import Result
 from harness.runner import reproducer
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import execute
-from harness.verdict import Outcome, Phase, Result
+from harness.verdict import Outcome, Phase
 
 RELU_CASE = "nhwc-input"                 # conv + ReLU: the TIR miscompile has a max to turn
 LAYOUT_CASE = "conv-reshape-concat-nhwc"  # ConvertLayout's permute_dims before the compile

@@ -161,7 +161,7 @@ def test_real_tvm_ffi_checkout_is_built_into_an_env_with_a_tvm_release():
 # ---- what a commit's check showed, decided like `bisect` decides a release --------------
 
 def _showed(*violations):
-    from harness.verdict import Result
+    from harness.result import Result
     result = Result("yolov3-tiny", options={"layout": "nchw", "path": "extract"},
                     tvm_version="git:5d4dc8721307", tvm_ffi_version="0.1.14.post1")
     for violation in violations:

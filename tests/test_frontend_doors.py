@@ -22,8 +22,9 @@ from helpers import ROOT, TORCH_MODEL, cli, cli_here
 from harness import doors
 from harness.catalog import cases as catalog
 from harness.options import Options
+from harness.result import Result
 from harness.runner.path_runner import PathRunner
-from harness.verdict import BadInput, Outcome, Result
+from harness.verdict import BadInput, Outcome
 
 needs_tflite = pytest.mark.skipif(
     importlib.util.find_spec("tensorflow") is None or importlib.util.find_spec("tflite") is None,

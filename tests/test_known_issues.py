@@ -7,7 +7,8 @@ tests/test_reproducers.py.
 import pytest
 
 from harness.catalog import issue_entry, known_issues
-from harness.verdict import BadInput, Result, StageRecord, Violation, exit_code_of_rows
+from harness.result import Result, StageRecord
+from harness.verdict import BadInput, Violation, exit_code_of_rows
 
 REGISTRY = """
 [[issue]]

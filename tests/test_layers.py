@@ -18,8 +18,8 @@ HARNESS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # own layer or a lower one. An entry is a folder of harness/ ("tvmapi/") or a top-level
 # module ("verdict.py"); every module must be in exactly one layer, so a new one is placed.
 LAYERS = {
-    "base": ("__init__.py", "verdict.py", "options.py", "classify.py", "paths.py", "jsonl.py",
-             "signature.py", "shards.py"),
+    "base": ("__init__.py", "verdict.py", "result.py", "options.py", "classify.py", "paths.py",
+             "jsonl.py", "signature.py", "shards.py"),
     "tvmapi": ("tvmapi/",),
     "doors": ("doors/",),
     "catalog": ("catalog/",),

@@ -47,8 +47,8 @@ def test_source_copies_made_after_the_path_are_of_the_source_as_it_is_then():
     text the run began with stale: a copy loaded from it "lost" the mutation, a lossy round
     trip of TVM's that never happened (the json copier's, until 2026-12-06)."""
     from harness.options import Options
+    from harness.result import Result
     from harness.runner.path_runner import PathRunner
-    from harness.verdict import Result
     runner = PathRunner(Options(path="compile", inject_pass=seeded_spec("mutating_pass")),
                         stop=lambda result: False)
     result = runner.run_model(catalog.resolve(SMALL_CASE).model(), Result(SMALL_CASE))

@@ -10,6 +10,7 @@ import pytest
 from harness.catalog.known_issues import Judgement, SuiteJudgement
 from harness.cli import matrix_page, report, sweep_rows
 from harness.process import death
+from harness.result import Result
 from harness.signature import text_of
 from harness.suite import file_run, summary
 from harness.verdict import (
@@ -25,7 +26,6 @@ from harness.verdict import (
     SUITE,
     VERDICTS,
     Outcome,
-    Result,
     UnknownVerdict,
     Violation,
     exit_code,

@@ -196,7 +196,7 @@ def test_a_registered_issue_gone_stale_is_a_failing_row_not_a_crash(tmp_path, mo
     sweep's row builder index an empty list."""
     from harness.catalog import known_issues
     from harness.cli import sweep_rows
-    from harness.verdict import Result
+    from harness.result import Result
     registry = tmp_path / "known_issues.toml"
     registry.write_text('[[issue]]\ncase = "node-split*"\nverdict = "error"\n'
                         'reference = "gone upstream"\n')
@@ -211,7 +211,7 @@ def test_a_registered_issue_gone_stale_is_a_failing_row_not_a_crash(tmp_path, mo
 
 def _row_for(*violations, swept="Normalize", facts=None):
     from harness.cli import sweep_rows
-    from harness.verdict import Result
+    from harness.result import Result
     result = Result(SMALL_CASE, options={"path": "pass", "layout": "nchw"},
                     tvm_version="0.27.0.post1", tvm_ffi_version="0.1.14.post1")
     for violation in violations:

@@ -11,8 +11,9 @@ from harness.catalog import cases as catalog
 from harness.options import Options
 from harness.reduce import phases
 from harness.reduce.driver import Reducer
+from harness.result import Result
 from harness.signature import Signature
-from harness.verdict import Result, Violation
+from harness.verdict import Violation
 
 TVMSCRIPT_LINE_GOAL = 40
 DROPS = phases.named("node drops")

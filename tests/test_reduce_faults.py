@@ -13,8 +13,9 @@ import pytest
 
 from harness.options import Options
 from harness.reduce.driver import HarnessStopped, Reducer
+from harness.result import Result
 from harness.signature import Signature
-from harness.verdict import Result, Violation
+from harness.verdict import Violation
 
 pytestmark = pytest.mark.in_process_tvm
 

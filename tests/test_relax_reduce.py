@@ -11,8 +11,9 @@ from harness.options import Options
 from harness.reduce import phases
 from harness.reduce.driver import Reducer
 from harness.reduce.kinds import RelaxModule
+from harness.result import Result
 from harness.signature import Signature
-from harness.verdict import Result, Violation
+from harness.verdict import Violation
 
 # ---- the phases' walk, without TVM ------------------------------------------------
 

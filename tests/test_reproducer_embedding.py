@@ -115,7 +115,7 @@ def test_our_fault_in_the_decision_is_harness_error_and_tvms_is_the_fallback(
     Written as the check's child writes it (`child._reproduce`), beside a finding."""
     from harness.doors.relax_door import RelaxModel
     from harness.process import child
-    from harness.verdict import Result
+    from harness.result import Result
     module = _parseable_module()
     site(monkeypatch, None if fault == "ours" else _tvm_raises)
     if fault == "ours":

@@ -443,8 +443,9 @@ def test_an_identity_left_by_an_earlier_stage_is_named_by_its_pass_and_known_on_
 
     from harness.catalog import known_issues
     from harness.options import Options
+    from harness.result import Result
     from harness.runner.path_runner import PathRunner
-    from harness.verdict import Outcome, Result
+    from harness.verdict import Outcome
     result = PathRunner(Options()).run(tvm.script.from_source(ATTENTION), Result(
         "mine", options=Options().to_json(), **loading.versions()))
     [violation] = result.violations

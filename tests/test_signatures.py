@@ -6,8 +6,9 @@ signature `check --json` prints for a real violation.
 import pytest
 from helpers import SMALL_CASE, cli_json, seeded
 
+from harness.result import Result
 from harness.signature import Pattern, Signature, normalize, text_of
-from harness.verdict import BadInput, Result, Violation
+from harness.verdict import BadInput, Violation
 
 ANNOTATE = Violation("mutated", "zero-pipeline", "(pass input)", "rebound in place",
                      "tirx.AnnotateEntryFunc", 48)

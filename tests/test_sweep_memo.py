@@ -16,7 +16,8 @@ from harness.catalog.cases import Case
 from harness.cli import batch
 from harness.cli.sweep_memo import Memo, Seen, probe_of, seen_of, volatile_in_registry
 from harness.cli.sweep_schedule import Schedule
-from harness.verdict import Result, StageRecord, Violation
+from harness.result import Result, StageRecord
+from harness.verdict import Violation
 
 SEEDED_SWEEP = f"{ROOT}/tests/seeded_sweep.py"
 

@@ -20,11 +20,12 @@ from helpers import seeded as seeded_spec
 from harness import classify
 from harness.options import Options
 from harness.oracles import outcomes, roundtrip
+from harness.result import Result
 from harness.runner.path_runner import PathRunner
 from harness.suite import summary
 from harness.suite.session_guard import SessionGuard
 from harness.tvmapi import copiers, ir, loading, pass_guard, reflection, structure
-from harness.verdict import Result, Violation
+from harness.verdict import Violation
 
 pytestmark = pytest.mark.in_process_tvm
 

@@ -28,7 +28,8 @@ import os
 
 from harness.catalog.cases import case_dirs
 from harness.catalog.issue_entry import KnownIssue, read
-from harness.verdict import BadInput, Outcome, Result, Violation, reading
+from harness.result import Result
+from harness.verdict import BadInput, Outcome, Violation, reading
 
 # A result that ended early cannot show that a registered violation is gone.
 _INCOMPLETE = (Outcome.HARNESS_ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.UNSUPPORTED)

@@ -29,7 +29,8 @@ from importlib import metadata
 
 from harness import jsonl, paths
 from harness.cli import row_code
-from harness.verdict import UNSETTLED, Result
+from harness.result import Result
+from harness.verdict import UNSETTLED
 
 
 @functools.cache

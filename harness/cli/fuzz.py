@@ -21,11 +21,12 @@ from harness.cli.options import output_dir, positive_int
 from harness.options import Options
 from harness.oracles import roundtrip
 from harness.oracles.answers import References
+from harness.result import Result
 from harness.runner import reproducer, reproducer_spec
 from harness.runner.path_runner import PathRunner
 from harness.tvmapi import calls, ir, loading, pass_rewrites
 from harness.tvmapi.inject import load_copier
-from harness.verdict import EXIT_INTERNAL, Outcome, Phase, Result, Violation
+from harness.verdict import EXIT_INTERNAL, Outcome, Phase, Violation
 from harness.versions import envs
 
 # What ConvertLayout inserts to change layouts: permute_dims for a permutation

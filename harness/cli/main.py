@@ -23,6 +23,7 @@ from harness.cli.options import positive_float, positive_int
 from harness.options import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
+from harness.result import Result
 from harness.tvmapi.pipelines import EXTRACT
 from harness.verdict import (
     EXIT_INTERNAL,
@@ -30,7 +31,6 @@ from harness.verdict import (
     EXIT_USAGE,
     BadInput,
     Outcome,
-    Result,
     Violation,
 )
 

@@ -24,9 +24,10 @@ from harness.options import LAYOUTS, PATH_NAMES, Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
 from harness.reduce.driver import BEST, RELAX_BEST, STATE, HarnessStopped, Reducer
 from harness.reduce.kinds import RelaxModule
+from harness.result import Result
 from harness.runner import reproducer_spec
 from harness.signature import Pattern, Signature
-from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Outcome, Result
+from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput, Outcome
 
 
 def choose(result: Result, match: Pattern | None = None) -> Signature | None:

@@ -30,9 +30,10 @@ from harness.cli.options import (
 )
 from harness.options import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
+from harness.result import Result
 from harness.signature import Signature
 from harness.tvmapi import loading
-from harness.verdict import Result, exit_code_of_rows
+from harness.verdict import exit_code_of_rows
 
 
 def row_of(case: catalog.Case, result: Result, wall: float) -> dict:

@@ -26,7 +26,8 @@ import hashlib
 import json
 
 from harness.catalog import known_issues
-from harness.verdict import UNSETTLED, Outcome, Phase, Result
+from harness.result import Result
+from harness.verdict import UNSETTLED, Outcome, Phase
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from harness.catalog import known_issues
 from harness.cli import sweep_refusals
+from harness.result import Result
 from harness.tvmapi import passes as registry
-from harness.verdict import ROW_VERDICTS, Outcome, Phase, Result, UnknownVerdict
+from harness.verdict import ROW_VERDICTS, Outcome, Phase, UnknownVerdict
 
 # The row verdicts that fail the sweep: the outcome table says which (verdict.Outcome).
 FAILING = tuple(verdict for verdict in ROW_VERDICTS if verdict.failing)

@@ -10,7 +10,7 @@ inputs (oracles.numbers) and its answer is compared with
 - the framework's own (ONNX Runtime, PyTorch), when the door has one; a difference is
   confirmed by a second implementation (onnx.reference for ONNX) and searched down to the
   pass of `tvm.compile` that made it (oracles.answer_bisect).
-Each comparison is recorded (verdict.AnswerRecord), agreeing or not, with whether the
+Each comparison is recorded (result.AnswerRecord), agreeing or not, with whether the
 answer depends on the input at all; a mismatch is a `wrong-result` violation.
 Nondeterministic ops (random sampling) and ops a lone VM cannot run on drawn inputs (Disco's
 collectives, assertions) leave the module uncompared, said so. A run that raises is an
@@ -25,8 +25,9 @@ from harness import classify, doors
 from harness.classify import HarnessBug
 from harness.oracles import answer_bisect, forked, numbers
 from harness.oracles.recorder import Recorder
+from harness.result import AnswerRecord
 from harness.tvmapi import calls, execute, ir
-from harness.verdict import AnswerRecord, Outcome, Phase, Violation
+from harness.verdict import Outcome, Phase, Violation
 
 # Ops whose answer is drawn at random: excluded by rule. (Relax's nn.dropout is the
 # identity once legalized, as ONNX Runtime's Dropout outside training mode: compared; an

@@ -16,9 +16,10 @@ from harness import classify
 from harness.options import Options
 from harness.oracles import outcomes, roundtrip, roundtrip_memo
 from harness.oracles.recorder import Recorder
+from harness.result import CopierRecord
 from harness.tvmapi import calls, structure
 from harness.tvmapi.pipelines import Pipeline
-from harness.verdict import CopierRecord, Outcome, Phase, Violation
+from harness.verdict import Outcome, Phase, Violation
 
 
 class CopyChecks:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 from typing import Callable
 
-from harness.verdict import Result, Violation
+from harness.result import Result
+from harness.verdict import Violation
 
 Emit = Callable[[dict], None]
 

@@ -21,10 +21,11 @@ import time
 from harness import classify, doors
 from harness.catalog import cases as catalog
 from harness.options import Options
+from harness.result import Result, StageRecord
 from harness.runner import cross_release, reproducer, reproducer_spec, sweep_input
 from harness.signature import Signature
 from harness.tvmapi import loading
-from harness.verdict import BadInput, Outcome, Phase, Result, StageRecord, Violation
+from harness.verdict import BadInput, Outcome, Phase, Violation
 
 CRASH_INPUT = "crash-input.json"
 

@@ -27,8 +27,9 @@ from harness.process import death, warm
 from harness.process.child import CRASH_INPUT
 from harness.process.clock import Clock
 from harness.process.death import describe_death, native_tail, out_of_memory, signal_of
+from harness.result import PassRecord, Result, StageRecord
 from harness.tvmapi import loading
-from harness.verdict import BadInput, Outcome, PassRecord, Phase, Result, StageRecord, Violation
+from harness.verdict import BadInput, Outcome, Phase, Violation
 
 DEFAULT_TIMEOUT = 900.0
 

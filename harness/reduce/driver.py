@@ -29,8 +29,9 @@ import time
 from harness.options import Options
 from harness.process.isolate import run_isolated
 from harness.reduce import kinds, phases
+from harness.result import Result
 from harness.signature import Signature
-from harness.verdict import BadInput, Outcome, Phase, Result
+from harness.verdict import BadInput, Outcome, Phase
 
 STATE = "reduce-state.json"
 BEST = kinds.ONNX.best

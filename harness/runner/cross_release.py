@@ -28,10 +28,11 @@ from harness.classify import HarnessBug
 from harness.options import Options
 from harness.oracles import cross_release as oracle
 from harness.oracles.recorder import Emit, Recorder
+from harness.result import Result, StageRecord
 from harness.runner.path_runner import PathRunner, import_model
 from harness.tvmapi import calls, copiers, loading
 from harness.tvmapi.pipelines import EXTRACT
-from harness.verdict import Outcome, Phase, Result, StageRecord, Violation
+from harness.verdict import Outcome, Phase, Violation
 
 MODULE, SAVED, TUNING_LOG = "module.json", "saved.json", "tuning-log"
 

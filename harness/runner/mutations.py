@@ -11,10 +11,11 @@ from __future__ import annotations
 from harness import classify
 from harness.oracles.fingerprint import Fingerprint
 from harness.oracles.recorder import Recorder, no_emit
+from harness.result import StageRecord
 from harness.tvmapi import calls, structure
 from harness.tvmapi.pass_guard import PassGuard, Watched
 from harness.tvmapi.pipelines import Pipeline
-from harness.verdict import Outcome, StageRecord, Violation
+from harness.verdict import Outcome, Violation
 
 # The most telling finding first: the source, the stage's input, a pass's own input.
 _ORDER = ("source", "stage input", "its input")

@@ -26,11 +26,12 @@ from harness.oracles.answers import AnswerChecks, References
 from harness.oracles.copies import CopyChecks
 from harness.oracles.fingerprint import Fingerprint
 from harness.oracles.recorder import Emit, Recorder, no_emit
+from harness.result import Result, StageRecord
 from harness.runner.mutations import MutationBlame
 from harness.tvmapi import calls, compile_prefix, copiers, errors, loading, structure
 from harness.tvmapi.pass_guard import PassGuard, Watched
 from harness.tvmapi.pipelines import Pipeline, build, runs_here
-from harness.verdict import Outcome, Phase, Result, StageRecord, Violation
+from harness.verdict import Outcome, Phase, Violation
 
 Stop = Callable[[Result], bool]   # True: the result is decided, skip the remaining checks
 

@@ -49,9 +49,9 @@ import time
 from typing import Callable
 
 from harness.classify import Call, HarnessBug
+from harness.result import PassRecord
 from harness.tvmapi import calls, copiers, structure
 from harness.tvmapi.seen_pieces import Piece, SeenPieces, piece_hash
-from harness.verdict import PassRecord
 
 
 def _hash(mod) -> int | None:

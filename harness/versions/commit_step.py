@@ -40,8 +40,9 @@ import time
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
 from harness.paths import REPO_ROOT
+from harness.result import Result
 from harness.signature import Pattern, text_of
-from harness.verdict import EXIT_CANNOT_TEST, BadInput, Outcome, Result
+from harness.verdict import EXIT_CANNOT_TEST, BadInput, Outcome
 from harness.versions import envs
 from harness.versions.source_build import (
     build,

@@ -12,8 +12,9 @@ import tempfile
 
 from harness.options import Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.result import Result, StageRecord
 from harness.runner.cross_release import result_options
-from harness.verdict import Outcome, Result, StageRecord
+from harness.verdict import Outcome
 
 
 def _half(case: str, options: Options, python: str, step: dict, timeout: float) -> Result:
