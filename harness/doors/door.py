@@ -75,6 +75,17 @@ class Door:
         except BadInput:
             return False
 
+    @staticmethod
+    def require_names(path: str, kind: str, names: dict[str, str]) -> None:
+        """Refuse a model file that does not bind each of `names` ({name: what it holds})
+        at module level: a BadInput naming the missing ones and what a `kind` model file
+        defines."""
+        missing = sorted(set(names) - python_file.top_level_names(python_file.parse(path)))
+        if missing:
+            wanted = " and ".join(f"`{name}` ({what})" for name, what in names.items())
+            raise BadInput(f"{path} does not define {' and '.join(missing)} at module level; "
+                           f"a {kind} model file defines {wanted}")
+
     def validate(self, path: str) -> None:
         """Refuse a file this door cannot read, before any work: a BadInput naming the
         file (and line) and the fix. Cheap, in the parent: no TVM, no torch."""

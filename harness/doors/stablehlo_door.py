@@ -80,11 +80,8 @@ class StableHLODoor(Door):
                 raise BadInput(f"{path} holds no StableHLO (no stablehlo.* operation nor "
                                "func.func); write it with jax.jit(f).lower(*args).as_text()")
             return
-        missing = {FUNCTION, ARGS} - python_file.top_level_names(python_file.parse(path))
-        if missing:
-            raise BadInput(f"{path} does not define {' and '.join(sorted(missing))} at module "
-                           f"level; a JAX model file defines `{FUNCTION}` (the function to "
-                           f"lower) and `{ARGS}` (a tuple of arrays)")
+        self.require_names(path, "JAX", {FUNCTION: "the function to lower",
+                                         ARGS: "a tuple of arrays"})
 
     def load(self, path: str) -> StableHLOModel:
         require(EXTRA, "jax", "jaxlib")

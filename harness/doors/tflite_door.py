@@ -93,10 +93,8 @@ class TFLiteDoor(Door):
             with open(_existing(path), "rb") as handle:
                 check_flatbuffer(handle.read(8), path)
             return
-        if MODEL not in python_file.top_level_names(python_file.parse(path)):
-            raise BadInput(f"{path} does not define {MODEL} at module level; a TFLite model "
-                           f"file defines `{MODEL}` (the bytes TFLiteConverter.convert() "
-                           "returns)")
+        self.require_names(path, "TFLite",
+                           {MODEL: "the bytes TFLiteConverter.convert() returns"})
 
     def load(self, path: str) -> TFLiteModel:
         require(EXTRA, "tflite")

@@ -151,11 +151,8 @@ class TorchDoor(Door):
                 raise BadInput(f"{path} is not a saved ExportedProgram (not a zip archive); "
                                "write it with torch.export.save(program, PATH)")
             return
-        missing = {MODEL, INPUTS} - python_file.top_level_names(python_file.parse(path))
-        if missing:
-            raise BadInput(f"{path} does not define {' and '.join(sorted(missing))} at module "
-                           f"level; a PyTorch model file defines `{MODEL}` (a torch.nn.Module)"
-                           f" and `{INPUTS}` (a tuple of tensors)")
+        self.require_names(path, "PyTorch", {MODEL: "a torch.nn.Module",
+                                             INPUTS: "a tuple of tensors"})
 
     def load(self, path: str):
         require("torch")
