@@ -457,10 +457,9 @@ def test_entry_fields_that_could_never_match_are_refused(tmp_path):
 def test_every_built_in_entry_says_how_it_is_told_apart_outside_its_cases():
     """An error or lossy-roundtrip entry scoped to some cases carries the message that
     names its bug, or says why it applies to its cases only."""
-    import os
-
     from harness.catalog.cases import CASES_DIR
-    entries = issue_entry.read(os.path.join(CASES_DIR, "known_issues.toml"))
+    entries = [entry for path in issue_entry.files(CASES_DIR) for entry in issue_entry.read(path)]
+    assert len(entries) > 100
     silent = [entry.id for entry in entries if entry.verdict in ("error", "lossy-roundtrip")
               and entry.case != ("*",) and not (entry.message or entry.case_only)]
     assert not silent
@@ -553,6 +552,29 @@ def test_a_field_written_into_an_entry_changes_that_entry_alone(tmp_path):
     assert written.startswith("# a comment\n") and 'id = "two"  # the second' in written
     with pytest.raises(BadInput, match="no entry with id 'three'"):
         registry_edit.set_field(str(tmp_path), "three", "fixed_by", "x")
+
+
+def test_a_registry_folder_is_one_registry_and_an_edit_goes_to_the_file_holding_the_entry(
+        tmp_path, monkeypatch):
+    """The built-in registry's shape (known_issues/*.toml, a file per component) in a user's
+    folder: every file read in name order beside a known_issues.toml, reproducers relative
+    to the folder, and `watch --record`'s edit written into the one file that holds the id."""
+    from harness.catalog import registry_edit
+    from harness.catalog.cases import USER_CASES
+    parts = tmp_path / "known_issues"
+    parts.mkdir()
+    entry = '[[issue]]\nid = "{}"\ncase = "mine-*"\nverdict = "mutated"\nreference = "r"\n'
+    (parts / "b-later.toml").write_text(entry.format("second") + 'reproducer = "repro.py"\n')
+    (parts / "a-first.toml").write_text(entry.format("first"))
+    (tmp_path / "known_issues.toml").write_text(entry.format("single"))
+    monkeypatch.setenv(USER_CASES, str(tmp_path))
+    mine = [entry for entry in known_issues.registry() if entry.base == str(tmp_path)]
+    assert [entry.id for entry in mine] == ["single", "first", "second"]
+    assert mine[2].file == str(parts / "b-later.toml")
+    assert mine[2].reproducer_path == str(tmp_path / "repro.py")
+    registry_edit.set_field(str(tmp_path), "second", "fixed_by", "abc123 [Relax] A fix")
+    assert 'fixed_by = "abc123 [Relax] A fix"' in (parts / "b-later.toml").read_text()
+    assert "fixed_by" not in (parts / "a-first.toml").read_text()
 
 
 def test_a_source_builds_result_reads_registered_bugs_as_known_not_new():

@@ -37,7 +37,8 @@ def case_dirs() -> list[str]:
             continue
         if not os.path.isdir(folder):
             raise BadInput(f"{USER_CASES} (or --cases) names {folder!r}, which is not a "
-                           "folder; it should hold a catalog.toml and/or known_issues.toml")
+                           "folder; it should hold a catalog.toml and/or a registry "
+                           "(known_issues.toml or known_issues/*.toml)")
         folder = os.path.abspath(folder)
         if folder not in dirs:
             dirs.append(folder)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import functools
+import glob
 import os
 import re
 import tomllib
@@ -56,7 +57,8 @@ class KnownIssue:
     phase: str = ""      # the violation's phase (verdict.PHASES), "" = any
     copier: str = ""     # the violation's copier, "" = any
     id: str = ""         # a stable name (`check --json` names it); default FILE#N
-    base: str = CASES_DIR  # the folder whose known_issues.toml holds it
+    base: str = CASES_DIR  # the catalog folder whose registry holds it
+    file: str = ""       # the TOML file it is written in (what `watch --record` edits)
     saved_by: str = ""   # cross-release: specifier over the apache-tvm that saved, "" = any
     message: tuple = ()  # patterns over the normalized message (`*` = any text), () = any
     case_only: str = ""  # why the entry applies to its cases only ("" = recognized anywhere)
@@ -181,7 +183,7 @@ def _in_range(version: str, spec: str) -> bool:
         return False
 
 
-def _entry(raw: dict, where: str, base: str, default_id: str) -> KnownIssue:
+def _entry(raw: dict, where: str, base: str, default_id: str, file: str = "") -> KnownIssue:
     unknown = set(raw) - set(_FIELDS)
     if unknown or not {"case", "verdict", "reference"} <= set(raw):
         raise BadInput(f"{where}: fields must be among {', '.join(_FIELDS)} and include "
@@ -195,7 +197,7 @@ def _entry(raw: dict, where: str, base: str, default_id: str) -> KnownIssue:
     if data.get("phase") and data["phase"] not in PHASES:
         raise BadInput(f"{where}: phase must be one of {', '.join(PHASES)}")
     _check_signature_fields(data, where)
-    return KnownIssue(base=base, **data)
+    return KnownIssue(base=base, file=file, **data)
 
 
 def _patterns(value) -> tuple:
@@ -224,8 +226,21 @@ def _check_signature_fields(data: dict, where: str) -> None:
                        '(a sentence, e.g. case_only = "its message names no operator")')
 
 
-def read(path: str) -> tuple[KnownIssue, ...]:
-    """The entries of one known_issues.toml (none when it does not exist)."""
+REGISTRY_FILE, REGISTRY_FOLDER = "known_issues.toml", "known_issues"
+
+
+def files(folder: str) -> list[str]:
+    """A catalog folder's registry files: its known_issues.toml (one file, as a user's
+    folder usually has), then every known_issues/*.toml in name order (the built-in
+    registry, a file per component so that a diff shows one component's entries)."""
+    single = os.path.join(folder, REGISTRY_FILE)
+    parts = sorted(glob.glob(os.path.join(folder, REGISTRY_FOLDER, "*.toml")))
+    return ([single] if os.path.exists(single) else []) + parts
+
+
+def read(path: str, base: str | None = None) -> tuple[KnownIssue, ...]:
+    """The entries of one registry file (none when it does not exist); `base` is the
+    catalog folder its reproducers are relative to (default: the file's folder)."""
     if not os.path.exists(path):
         return ()
     try:
@@ -233,6 +248,7 @@ def read(path: str) -> tuple[KnownIssue, ...]:
             entries = tomllib.load(handle).get("issue", [])
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"{path} is not valid TOML: {exc}") from None
-    base, name = os.path.dirname(os.path.abspath(path)), os.path.basename(path)
-    return tuple(_entry(raw, f"{path}: issue #{index}", base, f"{name}#{index}")
+    name = os.path.basename(path)
+    base = base or os.path.dirname(os.path.abspath(path))
+    return tuple(_entry(raw, f"{path}: issue #{index}", base, f"{name}#{index}", path)
                  for index, raw in enumerate(entries, 1))

@@ -15,19 +15,18 @@ The most specific entry expected at the case wins, else the most specific of the
 A result is *known* when all its violations are explained. A strict entry expected at
 the case that explains nothing there is *stale* (upstream fixed it: the registry must
 be updated); outside its cases an entry is never stale. The registry is the built-in
-cases/known_issues.toml plus one per user catalog folder (cases.case_dirs). The CLI,
-report, matrix, the pytest plugin and the suite summary all read results through
-`judge` / `judge_suite`, which share the matching; what the matches mean (pass, known,
-new, stale) is verdict.reading's, decided there once.
+cases/known_issues/*.toml plus each user catalog folder's (cases.case_dirs,
+issue_entry.files). The CLI, report, matrix, the pytest plugin and the suite summary all
+read results through `judge` / `judge_suite`, which share the matching; what the matches
+mean (pass, known, new, stale) is verdict.reading's, decided there once.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 
 from harness.catalog.cases import case_dirs
-from harness.catalog.issue_entry import KnownIssue, read
+from harness.catalog.issue_entry import KnownIssue, files, read
 from harness.result import Result
 from harness.verdict import BadInput, Outcome, Violation, reading
 
@@ -42,15 +41,15 @@ _NOT_TVMS = (Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR)
 
 def registry() -> tuple[KnownIssue, ...]:
     """Every entry: the built-in registry, then each user catalog folder's."""
-    return _registry(tuple(os.path.join(folder, "known_issues.toml")
-                           for folder in case_dirs()))
+    return _registry(tuple((path, folder) for folder in case_dirs() for path in files(folder)))
 
 
 @functools.cache
-def _registry(paths: tuple[str, ...]) -> tuple[KnownIssue, ...]:
+def _registry(paths: tuple[tuple[str, str], ...]) -> tuple[KnownIssue, ...]:
+    """The entries of every (registry file, its catalog folder), in order."""
     entries: list[KnownIssue] = []
-    for path in paths:
-        entries += read(path)
+    for path, folder in paths:
+        entries += read(path, folder)
     ids = [entry.id for entry in entries]
     twice = sorted({entry_id for entry_id in ids if ids.count(entry_id) > 1})
     if twice:

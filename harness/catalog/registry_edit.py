@@ -1,7 +1,7 @@
 """Writing one field into one registry entry, in place, as a person would edit the file.
 
 The watch records what it measured on a commit (`measured_on`) and what a hunt named
-(`introduced_by`, `fixed_by`) in the entry's own known_issues.toml: the line goes right
+(`introduced_by`, `fixed_by`) in the registry file that holds the entry: the line goes right
 after the entry's `id`, or replaces the field's line when the entry has it; everything
 else in the file (comments, order, the other entries) stays as it was.
 """
@@ -11,13 +11,14 @@ import json
 import os
 import re
 
+from harness.catalog.issue_entry import files
 from harness.verdict import BadInput
 
 
 def set_field(folder: str, entry_id: str, field: str, value) -> None:
     """Set `field = value` (a string, or a list of strings written one a line) in entry
-    `entry_id` of FOLDER/known_issues.toml, replacing the field's lines when it has it."""
-    path = os.path.join(folder, "known_issues.toml")
+    `entry_id` of the catalog FOLDER's registry, replacing the field's lines when it has it."""
+    path = file_of(folder, entry_id)
     with open(path) as handle:
         lines = handle.read().split("\n")
     start, end = _entry_span(lines, entry_id, path)
@@ -40,12 +41,22 @@ def prepend(folder: str, entry_id: str, field: str, item: str) -> None:
     """Put `item` first in the entry's list `field` (newest first, as `measured_on` is),
     dropping an equal item further down."""
     import tomllib
-    with open(os.path.join(folder, "known_issues.toml"), "rb") as handle:
+    with open(file_of(folder, entry_id), "rb") as handle:
         entries = tomllib.load(handle).get("issue", [])
     entry = next((entry for entry in entries if entry.get("id") == entry_id), {})
     present = entry.get(field, [])
     present = [present] if isinstance(present, str) else list(present)
     set_field(folder, entry_id, field, [item] + [old for old in present if old != item])
+
+
+def file_of(folder: str, entry_id: str) -> str:
+    """The registry file of the catalog `folder` that holds entry `entry_id`."""
+    line = re.compile(rf'^\s*id\s*=\s*"{re.escape(entry_id)}"\s*(#.*)?$', re.M)
+    for path in files(folder):
+        with open(path) as handle:
+            if line.search(handle.read()):
+                return path
+    raise BadInput(f"no entry with id {entry_id!r} in the registry of {folder}")
 
 
 def _entry_span(lines: list[str], entry_id: str, path: str) -> tuple[int, int]:

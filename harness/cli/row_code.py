@@ -31,7 +31,7 @@ ROW_MAKERS = {
     "guard-suite": ("harness.cli.guard_suite", "harness.suite.plugin", "harness.pytest_plugin"),
 }
 # Under cases/, what no row is computed from.
-NOT_INPUTS = ("cases/known_issues.toml", "cases/reproducers/")
+NOT_INPUTS = ("cases/known_issues/", "cases/reproducers/")
 
 
 def files_of(command: str, root: str | None = None) -> list[str]:

@@ -79,7 +79,7 @@ def find(entry_id: str) -> KnownIssue:
     if entry_id in entries:
         return entries[entry_id]
     near = difflib.get_close_matches(entry_id, list(entries), n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(near)}?" if near else "the ids are in cases/known_issues.toml"
+    hint = f"did you mean {', '.join(near)}?" if near else "the ids are in cases/known_issues/"
     raise BadInput(f"no known-issue entry {entry_id!r}; {hint}")
 
 
@@ -176,7 +176,7 @@ def _system() -> str:
 
 
 def _registry_file(entry: KnownIssue) -> str:
-    return os.path.join(entry.base, "known_issues.toml")
+    return entry.file or os.path.join(entry.base, "known_issues.toml")
 
 
 def cmd_upstream(args) -> int:
@@ -201,6 +201,6 @@ def cmd_upstream(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("upstream", help="write a registered finding as a GitHub issue in "
                                         "apache/tvm's bug-report shape")
-    p.add_argument("entry", metavar="ENTRY_ID", help="a known-issue id (cases/known_issues.toml)")
+    p.add_argument("entry", metavar="ENTRY_ID", help="a known-issue id (cases/known_issues/)")
     p.add_argument("--out", metavar="FILE", help="write the issue's text there (default: stdout)")
     p.set_defaults(func=cmd_upstream)
