@@ -21,6 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from recorded import recorded
+
 from harness import doors
 from harness.catalog import cases as catalog
 from harness.options import Options
@@ -62,12 +64,9 @@ def main(names: list[str]) -> None:
         for violation in result.violations:
             lines.append(f"| | | | | {violation.one_line()[:200]} | | | | |")
         print("\n".join(lines[-len(result.answers or [1]):]), flush=True)
-    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "answers.md"), "w") as handle:
-        handle.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or list(DEFAULT))
+    with recorded("answers"):
+        main(sys.argv[1:] or list(DEFAULT))

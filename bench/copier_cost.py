@@ -21,6 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from recorded import recorded
+
 from harness.catalog import cases as catalog
 from harness.oracles import fieldwise, roundtrip
 from harness.tvmapi import calls, copiers, structure
@@ -76,4 +78,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    with recorded("copier_cost"):
+        code = main(sys.argv[1:])
+    sys.exit(code)

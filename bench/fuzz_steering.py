@@ -18,6 +18,8 @@ import os
 import sys
 import tempfile
 
+from recorded import recorded
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -55,4 +57,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    with recorded("fuzz_steering"):
+        code = main(sys.argv[1:])
+    sys.exit(code)

@@ -35,6 +35,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from recorded import recorded
+
 from harness.options import Options
 from harness.process.child import event_writer, run_spec
 from harness.process.isolate import run_isolated
@@ -114,4 +116,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with recorded("guard_overhead"):
+        code = main()
+    sys.exit(code)

@@ -20,6 +20,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from recorded import recorded
+
 from harness.options import Options
 from harness.process.child import run_spec
 
@@ -57,4 +59,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with recorded("guard_profile"):
+        code = main()
+    sys.exit(code)

@@ -25,6 +25,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from recorded import recorded
+
 from harness.catalog import cases as catalog
 from harness.options import Options
 from harness.tvmapi import calls
@@ -90,4 +92,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with recorded("guard_vs_tvm_check"):
+        code = main()
+    sys.exit(code)

@@ -10,7 +10,7 @@ the nightly's wall time is its slowest shard. A model's report rows are one unit
 estimated per case (bench/sweep_plan.py): give `--sweep-seconds-per-case S` (one job's
 seconds for a small case's ~251 checks) and `--sweep-heavy-seconds S` for the heavy
 cases: those whose extract takes 4x the median one or more (their weights dominate every
-copy), or, without `--report`, those `--sweep-heavy GLOB` names; docs/findings.md has
+copy), or, without `--report`, those `--sweep-heavy GLOB` names; docs/explanation/findings.md has
 both measured.
 `--sweep-inputs FILE` (bench/sweep_inputs.py) says which points repeat an input or
 cannot be reached: the sweep is then planned as it runs now, (model, pass group) units
@@ -39,6 +39,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sweep_plan
+from recorded import recorded
 
 from harness import jsonl, paths, shards
 from harness.cli import row_code
@@ -217,4 +218,6 @@ def print_plan(plan_of, counts: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with recorded("nightly_plan"):
+        code = main()
+    sys.exit(code)

@@ -24,6 +24,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from recorded import recorded
+
 from harness.process.child import event_writer
 from harness.tvmapi import calls, ir
 from harness.tvmapi.loading import tvm
@@ -85,4 +87,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with recorded("pass_application_cost"):
+        code = main()
+    sys.exit(code)

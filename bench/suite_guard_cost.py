@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from recorded import recorded
+
 DEFAULT_FILES = [f"tests/python/relax/test_transform_{name}.py" for name in (
     "fuse_ops", "fold_constant", "canonicalize_bindings", "dead_code_elimination",
     "lambda_lift")]
@@ -96,4 +98,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recorded("suite_guard_cost"):
+        main()

@@ -23,6 +23,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from recorded import recorded
+
 from harness import doors
 from harness.catalog import cases as catalog
 from harness.options import Options
@@ -97,4 +99,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with recorded("sweep_inputs"):
+        code = main()
+    sys.exit(code)

@@ -1,9 +1,9 @@
 """The pass sweep's part of the nightly plan, before and after the memo and its units.
 
 Each default case costs what one job spends sweeping it: `small` seconds, or `heavy` for
-the heavy ones (measured: docs/findings.md), a point the prefix cannot reach `unreachable`
-seconds per check (a check that imports and fails at once). From bench/sweep_inputs.py's
-file (each (case, point)'s input key), after the change:
+the heavy ones (measured: docs/explanation/findings.md), a point the prefix cannot reach
+`unreachable` seconds per check (a check that imports and fails at once). From
+bench/sweep_inputs.py's file (each (case, point)'s input key), after the change:
   * a point whose input repeats an earlier case's costs nothing (every pass remembered);
   * an unreachable point costs one probe; every reachable point one more prefix (its
     probe, counted as one check);
@@ -22,7 +22,7 @@ from harness import shards
 from harness.cli.sweep_units import UNITS_PER_SHARD
 
 POINTS = ("imported", "legalized", "fused")
-CHECKS_PER_CASE = 251   # 64 relax passes at 3 points, 50 TIR at 2 (docs/findings.md)
+CHECKS_PER_CASE = 251   # 64 relax passes at 3 points, 50 TIR at 2 (docs/explanation/findings.md)
 PASSES = 99             # the units of one model: at most one per pass
 
 

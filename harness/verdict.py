@@ -19,6 +19,23 @@ EXIT_CANNOT_TEST = 125  # git bisect run: skip this revision
 EXIT_INTERRUPTED = 130  # Ctrl-C: what was finished is kept (rows journals, state files)
 EXIT_TERMINATED = 143   # SIGTERM (a CI job cancelled, `kill`): kept and stopped the same way
 
+# What each exit code tells a script, `git bisect run` or a person: `--help` and the
+# documentation's table are written from this one list.
+EXIT_CODES = (
+    (EXIT_PASS, "the invariants hold, or every violation is a registered known issue"),
+    (EXIT_VIOLATED, "a violation the registry does not explain, or a registered issue that "
+                    "no longer happens where it is expected (stale: update the registry)"),
+    (EXIT_USAGE, "usage or bad input, refused before any work: one line on stderr names "
+                 "the problem and the fix"),
+    (EXIT_INTERNAL, "a bug in the harness itself (harness-error): a bisect stops, TVM is "
+                    "not blamed"),
+    (EXIT_CANNOT_TEST, "cannot test here: an unsupported operator, TVM or a door's extra "
+                       "missing (git bisect run: skip this revision)"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C): every finished row is kept, --resume runs "
+                       "the rest"),
+    (EXIT_TERMINATED, "terminated (SIGTERM, a cancelled CI job): kept and stopped the same way"),
+)
+
 # What an outcome is of: a run (the most severe thing it saw, and a violation's kind), a
 # reading of a result against the registry, or a row of the pass sweep.
 RUN, READING, SUITE, ROW = "run", "reading", "suite", "row"

@@ -250,7 +250,7 @@ def fail_on_softmax_of_matmul(mod):
 
 def compile_by_address(compile_module):
     """`compile_module` whose code follows the module's object identity, as VMShapeLower's
-    order does (docs/findings.md): the VM function takes its name from the address of
+    order does (docs/explanation/findings.md): the VM function takes its name from the address of
     `main`. A copy is structurally equal and its JSON text the same, so only compiling the
     copy and comparing what it compiles to sees it."""
     def compile_named_by_address(mod, target):

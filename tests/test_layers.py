@@ -1,4 +1,5 @@
-"""The layers a newcomer reads from the folder names hold, in the order docs/architecture.md gives.
+"""The layers a newcomer reads from the folder names hold, in the order
+docs/explanation/architecture.md gives.
 
 Only harness/tvmapi touches TVM (every difference between releases lives there), and
 only harness/cli builds command lines; every `harness.*` import, a function's lazy one
@@ -14,9 +15,10 @@ from harness.cli import row_code
 
 HARNESS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "harness")
 
-# The layer order, lowest first (docs/architecture.md's table): a module imports only from its
-# own layer or a lower one. An entry is a folder of harness/ ("tvmapi/") or a top-level
-# module ("verdict.py"); every module must be in exactly one layer, so a new one is placed.
+# The layer order, lowest first (docs/explanation/architecture.md's table): a module imports
+# only from its own layer or a lower one. An entry is a folder of harness/ ("tvmapi/") or a
+# top-level module ("verdict.py"); every module must be in exactly one layer, so a new one is
+# placed.
 LAYERS = {
     "base": ("__init__.py", "verdict.py", "result.py", "options.py", "classify.py", "paths.py",
              "jsonl.py", "signature.py", "shards.py"),
@@ -95,7 +97,7 @@ def unplaced(files: dict[str, str]) -> list[str]:
         if len(layers) != 1:
             found.append(f"{where} is in {len(layers)} layers ({', '.join(layers) or 'none'}): "
                          "place it in exactly one (tests/test_layers.py LAYERS, "
-                         "docs/architecture.md)")
+                         "docs/explanation/architecture.md)")
     return found
 
 
@@ -202,8 +204,8 @@ def test_every_module_belongs_to_exactly_one_layer():
 
 def test_every_harness_import_goes_to_its_own_layer_or_a_lower_one():
     offenders = upward(*read_tree(HARNESS))
-    assert not offenders, "imports against the layer order (docs/architecture.md):\n" + \
-        "\n".join(offenders)
+    assert not offenders, ("imports against the layer order (docs/explanation/architecture.md):\n"
+                           + "\n".join(offenders))
 
 
 def test_no_modules_import_each_other_in_a_circle():
@@ -246,7 +248,7 @@ def test_the_checks_refuse_a_seeded_tree(tmp_path):
     files, imports = read_tree(_seeded(tmp_path))
     assert unplaced(files) == [
         "harness/newfolder/thing.py is in 0 layers (none): place it in exactly one "
-        "(tests/test_layers.py LAYERS, docs/architecture.md)"]
+        "(tests/test_layers.py LAYERS, docs/explanation/architecture.md)"]
     assert upward(files, imports) == [
         "harness/catalog/cases.py:2 imports harness.ghost, which is no module of the tree",
         "harness/verdict.py:2 imports harness.cli.main: base may not import cli, a higher layer"]

@@ -143,7 +143,7 @@ def _our_printer_bug(monkeypatch):
 
 
 def test_tvm_refusing_to_print_tvmscript_reduces_the_module_as_json(tmp_path, monkeypatch):
-    """docs/reduce.md step 5: the module written as TVMScript, else as JSON. TVM refusing
+    """docs/how-to/reduce.md step 5: the module written as TVMScript, else as JSON. TVM refusing
     the TVMScript form is "not this form" (the child answers TVM's reason), never a
     harness error: the reduction goes on as JSON, best.json."""
     from harness.catalog import cases as catalog

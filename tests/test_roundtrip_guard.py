@@ -358,7 +358,7 @@ def test_the_copier_parses_what_tvm_parses_without_capturing_stacks(monkeypatch)
 def test_only_compiling_the_copy_sees_code_that_follows_object_identity(monkeypatch):
     """What the compile path's costliest oracle buys (the compile of a copy of its input,
     most of check / bare's floor there): a compile whose code follows object identity
-    (seeded; VMShapeLower really does, docs/findings.md) is lossy on the copy, named as
+    (seeded; VMShapeLower really does, docs/explanation/findings.md) is lossy on the copy, named as
     following identity, while every copier's own comparison of the copy passes."""
     from harness.tvmapi import calls
     monkeypatch.setattr(calls, "compile_module", seeded.compile_by_address(
@@ -393,11 +393,11 @@ class Module:
 
 
 def test_the_pass_two_equal_copies_part_in_is_named(tmp_path, monkeypatch):
-    """VMShapeLower orders a shape function's stores by the address of `n` (docs/findings.md):
-    compiling two deep copies of a symbolic-shape module, the first application whose
-    inputs agree and outputs do not is VMShapeLower's, in one of the first ten pairs (the
-    addresses decide; the reproducer parts most copies). A static module's copies never
-    part (no free variable to order by)."""
+    """VMShapeLower orders a shape function's stores by the address of `n`
+    (docs/explanation/findings.md): compiling two deep copies of a symbolic-shape module,
+    the first application whose inputs agree and outputs do not is VMShapeLower's, in one
+    of the first ten pairs (the addresses decide; the reproducer parts most copies). A
+    static module's copies never part (no free variable to order by)."""
     import copy
     import importlib.util
 

@@ -117,10 +117,10 @@ def test_the_command_writes_the_report_and_refuses_what_it_cannot_write(tmp_path
 
 
 def test_the_findings_pages_count_of_lines_at_fault_is_its_tables():
-    """docs/findings.md says how many findings are still in the source above the table of
-    their lines: the figure is the table's row count (it had drifted: 77 over 76 rows)."""
+    """docs/explanation/findings.md says how many findings are still in the source above the
+    table of their lines: the figure is the table's row count (it had drifted: 77 over 76 rows)."""
     import re
-    with open(os.path.join(ROOT, "docs", "findings.md")) as handle:
+    with open(os.path.join(ROOT, "docs", "explanation", "findings.md")) as handle:
         text = handle.read()
     section = text.split("## Upstream-ready")[1].split("\n## ")[0]
     stated = int(re.search(r"(\d+) findings are still there", section).group(1))

@@ -9,7 +9,7 @@ Cause:       src/tirx/transform/primfunc_utils.cc: `mod->Update(gvar, WithAttr(.
              module it was given, with no copy-on-write: every holder of that module sees
              the new `tirx.is_entry_func` attribute. (Under TVM's own
              `testing.immutable_module` check it raises inside FoldConstant's nested
-             build, which swallows the error and folds nothing: docs/findings.md.)
+             build, which swallows the error and folds nothing: docs/explanation/findings.md.)
 Run:         python annotate_entry_func_mutates_input.py
              (exit 1: reproduces, 0: does not, 2: cannot run here)
 """

@@ -68,8 +68,8 @@ def cmd_bisect(args) -> int:
                 if bisect.Judge()(end) == bisect.SKIP:
                     print(f"bisect: {version} cannot be tested here ({end.summary[:160]}): "
                           f"give it a stack that imports (--with apache-tvm-ffi==V; "
-                          "docs/release-matrix.md says which pairs work) or choose another "
-                          "end")
+                          "docs/explanation/release-matrix.md says which pairs work) or "
+                          "choose another end")
             return 2
         log(f"bisect: bad means {judge.describe()}")
         culprit, skipped = bisect.search(candidates, lambda version: bisect.decided(

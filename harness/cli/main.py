@@ -1,10 +1,6 @@
 """`python -m harness`: list cases, check one, and the catalog-wide commands.
 
-Exit codes follow `git bisect run`: 0 invariants hold (or every violation is a
-registered known issue, see cases/known_issues.toml; `--ignore-known` counts
-them), 1 violated (crash, error included) or a registered issue gone stale, 125
-cannot test here (unsupported operator, TVM missing), 2 usage, 4 a bug in the
-harness itself.
+Exit codes follow `git bisect run` (verdict.EXIT_CODES, printed by `--help`).
 """
 from __future__ import annotations
 
@@ -13,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import textwrap
 import threading
 
 from harness import doors, signature
@@ -26,6 +23,7 @@ from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
 from harness.result import Result
 from harness.tvmapi.pipelines import EXTRACT
 from harness.verdict import (
+    EXIT_CODES,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -204,8 +202,19 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
                              "numbers (the copies', the source's, the framework's)")
 
 
+def _exit_codes_help() -> str:
+    """The exit codes, from the one table (verdict.EXIT_CODES), wrapped for a terminal."""
+    lines = ["exit codes (made for `git bisect run`):"]
+    for code, meaning in EXIT_CODES:
+        wrapped = textwrap.wrap(meaning, 70)
+        lines += [f"  {code:<5}{wrapped[0]}"] + [f"       {more}" for more in wrapped[1:]]
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m harness", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="python -m harness", description=__doc__.splitlines()[0],
+                     epilog=_exit_codes_help(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("list", help="one case id a line")
@@ -235,9 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():
         command.add_argument("--cases", dest="user_cases", action="append", metavar="DIR",
                              default=[],
-                             help="a folder of your own cases (catalog.toml, known_issues.toml, "
-                                  "reproducers/) added to the built-in catalog and registry "
-                                  f"(repeatable; or {catalog.USER_CASES}=DIR{os.pathsep}DIR)")
+                             help="a folder of your own cases (catalog.toml, known_issues.toml "
+                                  "or known_issues/, reproducers/) added to the built-in "
+                                  "catalog and registry (repeatable; or "
+                                  f"{catalog.USER_CASES}=DIR{os.pathsep}DIR)")
     return parser
 
 

@@ -8,8 +8,8 @@ axis"); so is TVMScript's parser refusing its own printer's text (the two disagr
 `lossy-roundtrip`, access path `(tvmscript)`, triaged by the registry like any finding);
 TVMScript refusing to print a module at all, or its parser calling a module that is itself
 not well-formed "not well-formed", is `unsupported` for that copier only (documented limits,
-docs/guards.md); and an exception of the harness's own code in a copier is a harness error,
-never either.
+docs/explanation/guards.md); and an exception of the harness's own code in a copier is a
+harness error, never either.
 
 Three comparisons, each catching what the others cannot: structural equality
 (the first mismatching access path), every attrs field exactly (1, 1.0 and True

@@ -1,7 +1,7 @@
-"""The README's usage block is the CLI's: every command and option `--help` shows, and
-nothing else, shown required or optional as the parser takes it.
+"""The command-line reference's usage block is the CLI's: every command and option `--help`
+shows, and nothing else, shown required or optional as the parser takes it.
 
-The block (README.md, "Using it", the ```sh block that starts `python -m harness list`)
+The block (docs/reference/cli.md, the ```sh block that starts `python -m harness list`)
 is read with a small grammar: a line `python -m harness COMMAND ...` and its indented
 continuation lines are that command's usage; `[...]` is optional, `A|B` alternatives,
 `X ...` (or `X...`) repeatable, `#` starts a comment, and the comment line
@@ -32,7 +32,8 @@ from helpers import ROOT
 
 from harness.cli.main import build_parser
 
-README = os.path.join(ROOT, "README.md")
+REFERENCE = os.path.join(ROOT, "docs", "reference", "cli.md")
+WHERE = "usage block of docs/reference/cli.md"
 PROGRAM = "python -m harness "
 EVERY_COMMAND = "# every command:"
 # Optional to argparse, but the command refuses to run without one: shown required.
@@ -50,10 +51,9 @@ class Shown:
 
 
 def usage_block() -> list[str]:
-    """The README's usage block, one line a list item."""
-    text = open(README).read()
-    section = text.split("\n## Using it\n", 1)[1]
-    block = section.split("```sh\n" + PROGRAM + "list", 1)[1].split("\n```", 1)[0]
+    """The reference's usage block, one line a list item."""
+    text = open(REFERENCE).read()
+    block = text.split("```sh\n" + PROGRAM + "list", 1)[1].split("\n```", 1)[0]
     return (PROGRAM + "list" + block).splitlines()
 
 
@@ -70,10 +70,10 @@ def usages(lines: list[str]) -> tuple[dict[str, str], str]:
             current = None
         elif line.startswith(PROGRAM):
             current, _, rest = line[len(PROGRAM):].partition(" ")
-            assert current not in commands, f"README usage block: {current} shown twice"
+            assert current not in commands, f"{WHERE}: {current} shown twice"
             commands[current] = rest
         else:
-            assert line[:1].isspace() and current, f"README usage block: stray line {line!r}"
+            assert line[:1].isspace() and current, f"{WHERE}: stray line {line!r}"
             commands[current] += " " + line
     return {name: text.split(" #", 1)[0] for name, text in commands.items()}, every
 
@@ -153,8 +153,9 @@ def option_problems(command: str, parser, shown: list[Shown]) -> list[str]:
         option = by_name[spelled[0]]
         required = action.required or (command, name) in REQUIRED_IN_PRACTICE
         if option.optional == required:
-            problems.append(f"{command}: {name} is {'optional' if option.optional else 'required'}"
-                            f" in the README, {'required' if required else 'optional'} in the CLI")
+            written = "optional" if option.optional else "required"
+            problems.append(f"{command}: {name} is {written} in the reference, "
+                            f"{'required' if required else 'optional'} in the CLI")
         takes_value = action.nargs != 0
         if takes_value != (option.value is not None):
             problems.append(f"{command}: {name} takes a value: show `{name} X`" if takes_value
@@ -166,7 +167,7 @@ def option_problems(command: str, parser, shown: list[Shown]) -> list[str]:
         if action.choices and option.value is not None \
                 and set(option.value.split("|")) != set(map(str, action.choices)):
             problems.append(f"{command}: {name} takes {'|'.join(map(str, action.choices))}, "
-                            f"the README shows {option.value}")
+                            f"the reference shows {option.value}")
     problems += [f"{command}: {option.name} is not an option of the CLI"
                  for option in shown if option.name not in known]
     return problems
@@ -182,24 +183,24 @@ def positional_problems(command: str, parser, shown: list[Shown], passthrough: b
     problems = []
     if [w[:2] for w in wanted] != [s[:2] for s in seen]:
         problems.append(f"{command}: positionals (optional, many) are {[w[:2] for w in wanted]} "
-                        f"in the CLI, {[s[:2] for s in seen]} in the README "
+                        f"in the CLI, {[s[:2] for s in seen]} in the reference "
                         f"({' '.join(p.name for p in shown) or 'none'})")
     for (_, _, choices), (_, _, shown_choices) in zip(wanted, seen, strict=False):
         if choices and choices != shown_choices:
             problems.append(f"{command}: a positional takes {'|'.join(sorted(choices))}, "
-                            f"the README shows {shown_choices}")
+                            f"the reference shows {shown_choices}")
     if passthrough != bool(parser.get_default("takes_pytest_args")):
         problems.append(f"{command}: `-- ARGS` " + ("is shown but not taken" if passthrough
                                                     else "is taken but not shown"))
     return problems
 
 
-def test_the_readme_usage_block_is_the_clis():
+def test_the_reference_usage_block_is_the_clis():
     parsers = subcommands()
     commands, every = usages(usage_block())
     every_options, _, _ = parse_usage(every)
     problems = [f"{name}: no such command" for name in commands if name not in parsers]
-    problems += [f"{name}: missing from the README usage block" for name in parsers
+    problems += [f"{name}: missing from the {WHERE}" for name in parsers
                  if name not in commands]
     for name, parser in parsers.items():
         if name not in commands:
@@ -207,7 +208,7 @@ def test_the_readme_usage_block_is_the_clis():
         options, positionals, passthrough = parse_usage(commands[name])
         problems += option_problems(name, parser, options + every_options)
         problems += positional_problems(name, parser, positionals, passthrough)
-    assert not problems, ("README.md's usage block (\"Using it\") and the CLI differ; "
+    assert not problems, ("docs/reference/cli.md's usage block and the CLI differ; "
                           "update the block:\n  " + "\n  ".join(problems))
 
 
@@ -218,7 +219,7 @@ def test_the_usage_grammar_sees_drift():
     options, positionals, _ = parse_usage("GLOB --all [--resume X] [--jobs] [--nosuch]")
     problems = "\n".join(option_problems("report", parser, options)
                          + positional_problems("report", parser, positionals, True))
-    for expected in ("--out is missing", "--all is required in the README",
+    for expected in ("--out is missing", "--all is required in the reference",
                      "--resume is a flag", "--jobs takes a value", "--nosuch is not an option",
                      "positionals (optional, many) are [(True, True)] in the CLI, "
                      "[(False, False)]", "`-- ARGS` is shown but not taken"):
