@@ -8,10 +8,11 @@ checked in the default run; headless Chromium checks the DOM after the page's sc
 """
 import os
 import re
-import shutil
 import subprocess
 
+import browser
 import pytest
+from browser import CHROMIUM, FLAGS
 from helpers import ROOT, cli_here
 
 from harness.cli import matrix_page, page_cells, page_news
@@ -29,12 +30,7 @@ CHANGES = {"newly failing": [("conv-reshape-concat", SET_27, "pass", "new"),
                     ("conv-float16", SET_27, "known", None)],
            "otherwise changed": []}
 
-CHROMIUM = (os.environ.get("HARNESS_CHROMIUM") or shutil.which("chromium")
-            or shutil.which("chromium-browser"))
-# --headless=new and, as root here, --no-sandbox; no background networking, which this
-# machine's closed network refuses (the environment notes' flags).
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
 
 
 def _merge(folders, out, *extra):
@@ -140,16 +136,11 @@ def test_a_previous_night_that_is_not_one_is_refused_in_one_line(nights, tmp_pat
 
 
 def _dom(page, tmp_path, fragment: str = "") -> str:
-    proc = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                           "--dump-dom", page.as_uri() + fragment],
-                          capture_output=True, text=True, timeout=120)
-    assert "</html>" in proc.stdout, proc.stderr[-2000:]
-    return proc.stdout
+    return browser.dom(page.as_uri() + fragment, tmp_path / "profile")
 
 
 @pytest.mark.nightly
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install "
-                    "chromium chromium-driver, or HARNESS_CHROMIUM=BINARY); the page's text "
+@pytest.mark.skipif(CHROMIUM is None, reason=browser.MISSING + "; the page's text "
                     "is checked without it")
 def test_chromium_shows_news_loudly_and_a_filter_from_the_url(nights, tmp_path):
     page = nights[0] / "matrix.html"
