@@ -30,7 +30,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(tmp_path_factory):
     """The built site served on a free port: its base URL."""
     folder = tmp_path_factory.mktemp("site")

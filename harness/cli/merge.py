@@ -15,15 +15,14 @@ import json
 import os
 import sys
 
-from harness.cli import matrix_page, page_cells, page_news, sweep_rows
-from harness.cli import passes as passes_cli
+from harness.cli import matrix_page, page_cells, page_news, sweep_rows, sweep_run
 from harness.cli import report as report_cli
 from harness.cli.journal import read_rows
 from harness.cli.options import output_dir
 from harness.suite import summary
 from harness.verdict import BadInput, Outcome, exit_code_of_rows
 
-COMMANDS = {"report": report_cli.row_key, "passes": passes_cli.row_key}
+COMMANDS = {"report": report_cli.row_key, "passes": sweep_run.row_key}
 # The fields the merged page reads, per command: a row without them was written by a
 # harness older than its row format says (refused, never a crash of the merge).
 NEEDED = {"report": ("case", "verdict", "status", "failing", "exit", "outcome_count",

@@ -12,7 +12,8 @@ isolated (a crash is a row, not the end); what its row says is cli.sweep_rows'.
 
 A pass already checked on an identical input (another case, layout or point) is not
 checked again: its row is answered from memory and says where it was checked
-(cli.sweep_memo, cli.sweep_schedule); `--shard` takes (model, pass group) units, so a
+(cli.sweep_memo, cli.sweep_schedule); cli.sweep_run runs the checks and keeps their rows;
+`--shard` takes (model, pass group) units, so a
 model's layouts meet in one shard and a heavy model is spread (cli.sweep_units).
 """
 from __future__ import annotations
@@ -21,24 +22,17 @@ import fnmatch
 import json
 import os
 import sys
-import time
 
-from harness import shards
 from harness.catalog import cases as catalog
-from harness.cli import batch, carry, sweep_memo, sweep_schedule, sweep_units
-from harness.cli.journal import Journal
 from harness.cli.options import (
     add_carry_options,
     add_journal_options,
     add_shard_options,
-    output_dir,
     positive_float,
     positive_int,
 )
-from harness.cli.sweep_rows import make_row, markdown, row_of
-from harness.options import Options
-from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
-from harness.runner import sweep_input
+from harness.cli.sweep_run import SweepRun
+from harness.process.isolate import DEFAULT_TIMEOUT
 from harness.tvmapi import loading
 from harness.tvmapi import passes as registry
 from harness.tvmapi.inject import load_module
@@ -47,8 +41,6 @@ from harness.verdict import (
     EXIT_PASS,
     EXIT_VIOLATED,
     BadInput,
-    Outcome,
-    exit_code_of_rows,
 )
 
 
@@ -115,165 +107,7 @@ def _sweep(args) -> int:
     if (args.resume or args.fresh or args.carry) and not args.out:
         raise BadInput("--resume, --fresh and --carry are about the rows journal of --out DIR: "
                        "give --out")
-    runnable = [p for p in selected if p.make is not None]
-    on_pipeline = _compile_pipeline(args.pass_, args.target)
-    work = [(p.name, case, point) for p in runnable for case in cases
-            for point in p.points_on(on_pipeline) if not args.point or point in args.point]
-    durations = shards.read_durations(args.durations)
-    cost = sweep_units.cost_of(durations, lambda item: _duration_key(_name(item)))
-    work = sweep_units.select(work, cost, shards.chosen(args.shard))
-    if not work and runnable:
-        points = {point for p in runnable for point in p.points_on(on_pipeline)}
-        raise BadInput(f"no (pass, point) to run: the selected passes run at {sorted(points)}, "
-                       f"--point asks for {args.point} (TIR passes run from legalized on; "
-                       "compiled: the passes tvm.compile runs)")
-    if args.out:
-        output_dir(args.out)
-    # a row depends on the TVM stack, the target and the passes a --register file adds
-    versions = loading.versions()
-    stack = {**versions, "target": args.target, "register": args.register or ""}
-    journal = Journal(args.out, "passes", args.resume, row_key, stack, args.fresh) \
-        if args.out else None
-    done = journal.done if journal else {}
-    rows = {(p.name, "*", "*"): make_row(p.name, "*", "*", Outcome.SKIPPED, p.skipped)
-            for p in selected if p.make is None}
-    rows.update({_name(item): done[_name(item)] for item in work if _name(item) in done})
-    todo = [item for item in work if _name(item) not in done]
-    carried = _carry(args, journal, todo)
-    rows.update(carried)
-    todo = [item for item in todo if _name(item) not in carried]
-    memo = None if args.no_memo else sweep_memo.Memo(sweep_memo.volatile_in_registry(versions))
-    context_of = lambda case, point: sweep_memo.context_of(case, point, versions)  # noqa: E731
-    earlier = [*done.values(), *carried.values()]
-    restored = sweep_memo.restore(memo, earlier, {case.id: case for case in cases},
-                                  context_of) if memo is not None and earlier else 0
-    schedule = sweep_schedule.Schedule(
-        todo, memo, context_of,
-        lambda item, result: row_of(item[0], item[1].id, item[2], result))
-    tir = sum(1 for p in runnable if p.tir)
-    print(f"passes: {len(runnable)} passes ({tir} TIR) x {len(cases)} cases x "
-          f"their points = {len(work)} checks, {len(work) - len(todo) - len(carried)} "
-          "already done"
-          + (f", {len(carried)} carried from an earlier run with the same inputs"
-             if args.carry else "")
-          + (f" ({restored} of them back in the memo)" if restored else "")
-          + f"; {len(selected) - len(runnable)} passes skipped", file=sys.stderr)
-    started = time.monotonic()
-    decided = 0
-
-    def options_of(item, probe: bool = False) -> Options:
-        name, case, point = item
-        return Options(layout=case.layout, target=args.target, path="pass",
-                       sweep_pass=name, sweep_point=point, sweep_register=args.register,
-                       sweep_probe=probe)
-
-    def one(job):
-        """(row, Seen) of a check; (None, (Seen, Result)) of a probe; a remembered row."""
-        if job.answer is not None:
-            return job.answer, None
-        name, case, point = job.item
-        begun = time.monotonic()
-        inputs = []
-        result = run_isolated(case.id, options_of(job.item, job.probe), timeout=args.timeout,
-                              on_event=lambda event: inputs.append(event)
-                              if event["event"] == sweep_input.EVENT else None)
-        key = inputs[0]["key"] if inputs else None
-        if job.probe:
-            return None, (sweep_memo.probe_of(result, key), result)
-        seen = sweep_memo.seen_of(name, result, key)
-        facts = inputs[0].get("facts") if inputs else None
-        row = {**row_of(name, case.id, point, result, facts, args.target),
-               "seconds": round(time.monotonic() - begun, 2), "judged": carry.judged(result),
-               "input_facts": facts}
-        return (sweep_memo.journaled({**row, "input": seen.key}, seen) if seen.key
-                else row), seen
-
-    def keep(job, outcome):
-        nonlocal decided
-        row, seen = outcome
-        if job.probe:
-            return schedule.probed(job, *seen)
-        again = _name(job.item) in rows   # checked for real after it was answered
-        decided += not again
-        rows[_name(job.item)] = row
-        if job.answer is not None:   # journaled at the end: memory may take it back
-            unjournaled[_name(job.item)] = row
-        elif journal:
-            unjournaled.pop(_name(job.item), None)
-            journal.append(row)
-        if row["failing"] or decided % 50 == 0 or decided == len(todo):
-            print(f"[{decided}/{len(todo)}] {row['pass']} on {row['case']} @ "
-                  f"{row['point']}: {row['verdict']}", file=sys.stderr, flush=True)
-        return schedule.finished(job, row, seen)
-
-    first = (lambda: validate(todo[0][1].id, options_of(todo[0]))) if todo else None
-    unjournaled: dict[tuple, dict] = {}   # remembered rows, one journal line each at the end
-    try:
-        interrupted = batch.run(schedule.start(), one, args.jobs, keep, first=first)
-    finally:
-        if journal:
-            for row in unjournaled.values():
-                journal.append(row)
-            journal.close()
-    rows = list(rows.values())
-    checked = decided - schedule.remembered
-    if interrupted:
-        kept = f"; {journal.kept()}" if journal else ""
-        print(f"passes: interrupted after {decided} of {len(todo)} checks{kept}",
-              file=sys.stderr)
-    seconds = time.monotonic() - started
-    if args.store_durations:
-        shards.write_durations(args.store_durations, {
-            _duration_key(row_key(row)): row.get("seconds", 0.0) for row in rows
-            if "seconds" in row or "remembered" in row})
-    if args.out:
-        with open(os.path.join(args.out, "passes.json"), "w") as handle:
-            json.dump({"rows": rows, "seconds": round(seconds, 1)}, handle, indent=1)
-        with open(os.path.join(args.out, "passes.md"), "w") as handle:
-            handle.write(markdown(rows, with_matrix=True))
-    if args.json:
-        print(json.dumps({"rows": rows}, indent=1))
-    else:
-        print(markdown(rows))
-    print(f"passes: {checked} checks in {seconds:.0f} s "
-          f"({checked / seconds if seconds else 0:.1f}/s), {schedule.remembered} more "
-          f"answered from memory ({schedule.probes} points probed)", file=sys.stderr)
-    return interrupted if interrupted else exit_code_of_rows(rows)
-
-
-def row_key(row: dict) -> tuple:
-    return (row["pass"], row["case"], row["point"])
-
-
-def _carry(args, journal, todo: list) -> dict[tuple, dict]:
-    """The rows of `todo` an earlier run (--carry DIR) made from the same inputs
-    (harness.cli.carry), read again against today's registry and journaled."""
-    if not args.carry:
-        return {}
-    earlier = carry.earlier(args, "passes", journal.stack, row_key)
-    carried = {}
-    for item in todo:
-        found = earlier.get(_name(item))
-        if found is None or "judged" not in found[0] or not carry.case_carries(item[1]):
-            continue
-        row, folder = found
-        swept, case, point = item
-        again = row_of(swept, case.id, point, carry.result_of(row["judged"], case.id),
-                       row.get("input_facts"), args.target)
-        carried[_name(item)] = {**row, **again, "carried": folder}
-        journal.append(carried[_name(item)])
-    return carried
-
-
-def _name(item) -> tuple:
-    """A work item's row key: (pass, case id, point)."""
-    name, case, point = item
-    return name, case.id, point
-
-
-def _duration_key(key: tuple) -> str:
-    """A check's key in a durations file (shards.py)."""
-    return "passes:" + ":".join(key)
+    return SweepRun(args, cases, selected, _compile_pipeline(args.pass_, args.target)).run()
 
 
 def register(sub) -> None:
