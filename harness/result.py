@@ -91,6 +91,11 @@ class Result:
         code parts (compile), modules (the pass sweep)."""
         return len(self.outcome)
 
+    @property
+    def versions(self) -> dict:
+        """The TVM stack the check ran on, as registry ranges and reproducers read it."""
+        return {"tvm_version": self.tvm_version, "tvm_ffi_version": self.tvm_ffi_version}
+
     def add(self, violation: Violation) -> None:
         self.violations.append(violation)
         self.verdict = worst([self.verdict, violation.kind])

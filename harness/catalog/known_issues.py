@@ -161,7 +161,7 @@ def judge(result: Result, kinds: tuple[str, ...] | None = None,
         source_builds = str(result.tvm_version or "").startswith("git:")
     options = result.options or {}
     entries = [entry for entry in registry() if entry.holds_on(
-        result.__dict__, options.get("layout", "nchw"), options.get("path", "extract"),
+        result.versions, options.get("layout", "nchw"), options.get("path", "extract"),
         source_builds, options.get("saved_by"))]
     # "unsupported" is not a violation of TVM's: cannot test, exit 125.
     violations = [v for v in result.violations

@@ -43,7 +43,7 @@ class CopyChecks:
         from the text, not compared again. `made_by`: the pass whose output `mod` is (the
         sweep's), named in a violation as the suite guard names it.
         """
-        made = {}
+        good_copies = {}
         memo_key = roundtrip_memo.module_key(json_text, mod) \
             if memo and json_text is not None else None
         for name, copier in self.copiers.items():
@@ -51,31 +51,30 @@ class CopyChecks:
                 continue
             copier_key = memo_key if copier is roundtrip.COPIERS.get(name) else None
             from_text = roundtrip.from_text(copier, json_text)
-            remembered = roundtrip_memo.remembered(name, copier_key) if copier_key else None
-            if remembered:   # the copier's reason for refusing this module, as it gave it
+            before = roundtrip_memo.remembered(name, copier_key) if copier_key else None
+            if before is not None and not before.lossless:   # refused, in its own words
                 self.recorder.result.copiers.append(CopierRecord(
-                    name, "unsupported", 0.0, remembered))
+                    name, Outcome.UNSUPPORTED, 0.0, before.refusal))
                 continue
-            if remembered is not None and name in keep and from_text is not copier:
-                with self.recorder.phase("copy", stage, name):
+            if before is not None and name in keep and from_text is not copier:
+                with self.recorder.phase(Phase.COPY, stage, name):
                     copy, failure = roundtrip.copy_with(name, from_text, mod, stage, what)
                 if failure is None:
-                    made[name] = copy
+                    good_copies[name] = copy
                 else:   # failing now: checked in full below
-                    remembered = None
-            if remembered is not None:
+                    before = None
+            if before is not None:
                 self.recorder.result.copiers.append(CopierRecord(
-                    name, "pass", 0.0, "remembered: this build copied this module text "
-                    "losslessly before" + ("; the copy loaded again to run on" if name in made
-                                           else "")))
+                    name, Outcome.PASS, 0.0, "remembered: this build copied this module text "
+                    "losslessly before" + ("; the copy loaded again to run on"
+                                           if name in good_copies else "")))
                 continue
-            copier = from_text
-            with self.recorder.phase("copy", stage, name):
-                copy = self._copy_and_compare(name, copier, mod, stage, json_text, what,
+            with self.recorder.phase(Phase.COPY, stage, name):
+                copy = self._copy_and_compare(name, from_text, mod, stage, json_text, what,
                                               copier_key, made_by)
             if copy is not None:
-                made[name] = copy
-        return made
+                good_copies[name] = copy
+        return good_copies
 
     def _copy_and_compare(self, name, copier, mod, stage, json_text, what, memo_key,
                           made_by=None):
@@ -84,7 +83,7 @@ class CopyChecks:
         started = time.perf_counter()
         def unsupported(exc):
             records.append(CopierRecord(
-                name, "unsupported", round(time.perf_counter() - started, 4), str(exc)))
+                name, Outcome.UNSUPPORTED, round(time.perf_counter() - started, 4), str(exc)))
             if memo_key is not None:
                 roundtrip_memo.remember(name, memo_key, unsupported=str(exc))
 
@@ -103,7 +102,7 @@ class CopyChecks:
                 return unsupported(exc)
             violation = failure or roundtrip.compare(mod, copy, name, stage, json_text, what)
         records.append(CopierRecord(
-            name, "lossy-roundtrip" if violation else "pass",
+            name, Outcome.LOSSY_ROUNDTRIP if violation else Outcome.PASS,
             round(time.perf_counter() - started, 4), violation.detail if violation else ""))
         if violation:
             violation.copied = what   # a fact the reproducer reads, not a word of the detail
@@ -148,7 +147,7 @@ class CopyChecks:
             label = f"{name} copy of its input"
             output = self._same_outcome(
                 name, label, expected, lambda copy=copy: final.run(copy),
-                again=lambda name=name: self._on_another_copy(name, final_input),
+                on_another_copy=lambda name=name: self._on_another_copy(name, final_input),
                 apart=lambda name=name: self._first_pass_apart(name, final_input),
                 earlier=lambda name=name: self._pass_leaving_address_hashed(name,
                                                                             earlier or []))
@@ -164,7 +163,7 @@ class CopyChecks:
             return copy
         for name, copier in self.copiers.items():
             try:
-                with self.recorder.phase("copy", "import", name):
+                with self.recorder.phase(Phase.COPY, "import", name):
                     copy, failure = roundtrip.copy_with(name, copier, source, "import",
                                                         "input")
             except roundtrip.Unsupported:
@@ -174,45 +173,45 @@ class CopyChecks:
             self._same_outcome(name, f"{name} copy of the source", expected,
                                lambda copy=copy: whole_path(copy))
 
-    def _same_outcome(self, name: str, label: str, expected, run, again=None,
+    def _same_outcome(self, name: str, label: str, expected, run, on_another_copy=None,
                       apart=None, earlier=None):
         """Run the path (or its final stage) over a copy, unguarded, and compare outcomes;
         a TVM exception there is the seed's symptom ("cannot find field axis"). The
         output, None when the run failed.
 
-        `again`: the outcome over a second copy made the same way, asked only when the
+        `on_another_copy`: the outcome over a second copy made the same way, asked only when the
         first differs: two copies disagreeing with each other say the outcome follows
         object identity (an address-ordered map in a pass), not what a copy lost. `apart`
         then names the pass: the violation's pass, so the registry can recognize it on any
         model (the message alone names no pass); where no pass of the final stage parts
         them, `earlier` looks for the pass before it that left an address-hashed object."""
         final = self.pipeline.final.name
-        with self.recorder.phase("copy", final, name):
+        with self.recorder.phase(Phase.COPY, final, name):
             ran = classify.Call.of(final, _unguarded, run)
         if not ran.ok:
             self.recorder.violate(Violation(
-                "lossy-roundtrip", final, f"({name} copy)",
+                Outcome.LOSSY_ROUNDTRIP, final, f"({name} copy)",
                 f"the path failed on the {label}: {ran.detail}", phase=Phase.COPY, copier=name))
             return None
         got = self.pipeline.summarize(ran.value)
         violation = outcomes.difference(expected, got, label, final, name)
-        if violation and again is not None:
-            with self.recorder.phase("copy", final, name):
-                second = classify.Call.of(final, _unguarded, again)
+        if violation and on_another_copy is not None:
+            with self.recorder.phase(Phase.COPY, final, name):
+                second = classify.Call.of(final, _unguarded, on_another_copy)
             if (second.ok and second.value is not _NO_COPY
                     and self.pipeline.summarize(second.value) != got):
                 violation.detail += ("; a second copy made the same way gives another "
                                      "outcome again: it follows object identity, not what "
                                      "the copy carries")
                 if apart is not None:
-                    with self.recorder.phase("copy", final, name):
+                    with self.recorder.phase(Phase.COPY, final, name):
                         found = classify.Call.of(final, _unguarded, apart)
                     if found.ok and found.value:
                         violation.pass_name = found.value
                         violation.detail += ("; the first pass whose output differs between "
                                              f"two such copies: {found.value}")
                 if violation.pass_name is None and earlier is not None:
-                    with self.recorder.phase("copy", final, name):
+                    with self.recorder.phase(Phase.COPY, final, name):
                         found = classify.Call.of(final, _unguarded, earlier)
                     if found.ok and found.value:
                         violation.pass_name = found.value
@@ -283,17 +282,17 @@ class CopyChecks:
         """The final stage run a second time on the same input gives the same outcome
         (a pass with hidden state answers differently the second time)."""
         final = self.pipeline.final
-        with self.recorder.phase("determinism", final.name):
-            again = classify.Call.of(final.name, _unguarded, final.run, final_input)
-        if not again.ok:
+        with self.recorder.phase(Phase.DETERMINISM, final.name):
+            second_run = classify.Call.of(final.name, _unguarded, final.run, final_input)
+        if not second_run.ok:
             self.recorder.violate(Violation(
-                "error", final.name, "(second run)", "the stage failed when run a second "
-                f"time on the same input: {again.detail}", phase=Phase.DETERMINISM))
+                Outcome.ERROR, final.name, "(second run)", "the stage failed when run a second "
+                f"time on the same input: {second_run.detail}", phase=Phase.DETERMINISM))
             return False
-        if self.pipeline.summarize(again.value) == expected:
+        if self.pipeline.summarize(second_run.value) == expected:
             return True
         self.recorder.violate(Violation(
-            "error", final.name, "(outcome)",
+            Outcome.ERROR, final.name, "(outcome)",
             "the stage is not deterministic: run a second time on the same input, "
             "it gave another outcome", phase=Phase.DETERMINISM))
         return False

@@ -14,6 +14,7 @@ remembered. `rm -r .harness-cache/roundtrip-memo` forgets everything.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -60,13 +61,23 @@ def _entry(copier: str, key: str) -> str:
     return os.path.join(memo_dir(), _salt(), digest[:2], digest)
 
 
-def remembered(copier: str, key: str) -> str | None:
-    """What this build's `copier` did with the module of `key` (module_key) before: "" it
-    carried it losslessly, other text the reason it could not carry it at all
-    (unsupported); None: not remembered."""
+@dataclasses.dataclass(frozen=True)
+class Remembered:
+    """What this build's copier did with a module before: carried it losslessly, or
+    refused to carry it at all, for `refusal` (the copier's own words)."""
+    refusal: str = ""
+
+    @property
+    def lossless(self) -> bool:
+        return not self.refusal
+
+
+def remembered(copier: str, key: str) -> Remembered | None:
+    """What this build's `copier` did with the module of `key` (module_key) before; None
+    when it was not remembered."""
     try:
         with open(_entry(copier, key), encoding="utf-8") as handle:
-            return handle.read()
+            return Remembered(handle.read())
     except FileNotFoundError:
         return None
 

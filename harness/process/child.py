@@ -128,7 +128,7 @@ def write_reproducer(request: dict, model, options: Options, result: Result,
     run may have mutated its own."""
     frontend = reproducer_spec.template_of(violation) == "import"
     return reproducer.write(
-        request["out_dir"], violation=violation, options=options, versions=result.__dict__,
+        request["out_dir"], violation=violation, options=options, versions=result.versions,
         command=request["command"], sizes=request["sizes"], deadline=request["deadline"],
         module=None if frontend else doors.to_relax(model), model=model)
 

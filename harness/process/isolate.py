@@ -8,6 +8,7 @@ either are kept, read back from the child's event log.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -297,24 +298,23 @@ def _interpret(case, options, returncode, timed_out, timeout, events: _Events,
         return result
     result = events.partial_result(case, options)
     stage, pass_name, index, phase, copier = events.running()
-    where = f"in stage {stage}" + (f" ({phase})" if phase != Phase.STAGE else "") + (
-        f", pass {pass_name} (#{index})" if pass_name else "") + (
-        f", copier {copier}" if copier else "")
+    # Where the child was when it stopped: the violation's site, said as any violation's.
+    site = Violation(Outcome.CRASH, stage, "(process)", "", pass_name, index, phase=phase,
+                     copier=copier)
+    where = "in " + site.where()
     result.stderr_tail = native_tail(stderr_text)
     if timed_out:
-        result.add(Violation(Outcome.TIMEOUT, stage, "(process)",
-                             f"no result after {timeout:g} s; killed {where}", pass_name, index,
-                             phase=phase, copier=copier))
+        result.add(dataclasses.replace(site, kind=Outcome.TIMEOUT,
+                                       detail=f"no result after {timeout:g} s; killed {where}"))
     elif out_of_memory(returncode, peak_rss_kib):
-        result.add(Violation(Outcome.UNSUPPORTED, stage, "(process)",
-                             f"out of memory {where}: SIGKILL at {peak_rss_kib / 2**20:.1f} GiB "
-                             f"resident of {death.memory_kib() / 2**20:.1f} GiB on this machine "
-                             "(the kernel out-of-memory killer, not TVM); it needs a machine "
-                             "with more memory", pass_name, index, phase=phase, copier=copier))
+        result.add(dataclasses.replace(
+            site, kind=Outcome.UNSUPPORTED,
+            detail=f"out of memory {where}: SIGKILL at {peak_rss_kib / 2**20:.1f} GiB "
+                   f"resident of {death.memory_kib() / 2**20:.1f} GiB on this machine (the "
+                   "kernel out-of-memory killer, not TVM); it needs a machine with more memory"))
     else:
-        result.add(Violation(Outcome.CRASH, stage, "(process)",
-                             describe_death(returncode, stderr_text, where), pass_name, index,
-                             phase=phase, copier=copier, signal=signal_of(returncode)))
+        result.add(dataclasses.replace(site, detail=describe_death(returncode, stderr_text, where),
+                                       signal=signal_of(returncode)))
     return result
 
 

@@ -43,7 +43,8 @@ def import_model(model):
                                 reraise=(loading.TVMUnavailable, doors.ExtraUnavailable))
     if imported.ok:
         return imported.value, None
-    kind = "unsupported" if errors.is_unsupported_op_error(imported.error) else "error"
+    kind = (Outcome.UNSUPPORTED if errors.is_unsupported_op_error(imported.error)
+            else Outcome.ERROR)
     return None, Violation(kind, "import", "(frontend)", imported.detail)
 
 

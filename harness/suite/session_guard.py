@@ -245,7 +245,7 @@ class SessionGuard:
             known = roundtrip_memo.remembered(name, key) if key else None
             if known is not None:
                 record.copies_remembered += 1
-                violation = _refused(name, known, what) if known else None
+                violation = None if known.lossless else _refused(name, known.refusal, what)
             else:
                 violation = self._copy_with(name, copier, module, text, what, key)
             if violation is not None:
