@@ -115,6 +115,10 @@ def _last_stage(result: Result) -> str:
     return result.stages[-1].name if result.stages else "import"
 
 
+class _Stopped(Exception):
+    """The caller's `stop` said the run's result is decided: leave the checks there."""
+
+
 class _Run:
     """One run of a PathRunner over one source: the order of the checks."""
 
@@ -128,59 +132,79 @@ class _Run:
         self.blame = MutationBlame(self.pipeline, recorder, source) if checks else None
         self.copy_checks = CopyChecks(self.pipeline, self.options, runner.copiers, recorder)
 
-    def stopped(self) -> bool:
-        return self.runner.stop is not None and self.runner.stop(self.result)
+    def checkpoint(self) -> None:
+        """Leave the run here when the caller's `stop` says its result is decided (the
+        fuzzer shrinking: a candidate that already fails differently needs no more)."""
+        if self.runner.stop is not None and self.runner.stop(self.result):
+            raise _Stopped
 
     def all(self) -> Result:
-        checks, full = self.options.checks, self.options.full_copies
-        source = self.source
-        refusal = self.pipeline.refusal(source)
+        refusal = self.pipeline.refusal(self.source)
         if refusal:   # the path's documented precondition: this module cannot be tested on it
             self.recorder.violate(Violation(Outcome.UNSUPPORTED, self.pipeline.final.name,
                                             "(path)", refusal))
             return self.result
-        # With `stop` (fuzzing) the cheap path runs first: most shrink candidates stop
-        # there, and the source's round trips (TVMScript's parse the costliest) are then
-        # not paid.
-        deferred = self.runner.stop is not None
-        source_copies = checks and not self.pipeline.round_trip_output
-        made = {}   # the source's good copies: the final stage's, when it takes the source
-        if source_copies and not deferred:
-            made = self._source_copies(source)
-            if self.stopped():
-                return self.result
-        current, output, failed = source, None, False
+        try:
+            self._checks()
+        except _Stopped:
+            pass
+        return self.result
+
+    def _checks(self) -> None:
+        """The source's copies, the stages, the final stage on copies, the answers and
+        the blame at the end, in that order; with `stop` (fuzzing) the source's copies come
+        after the stages: most shrink candidates stop there, and the source's round trips
+        (TVMScript's parse the costliest) are then not paid."""
+        checks, full = self.options.checks, self.options.full_copies
+        copy_source = checks and not self.pipeline.round_trip_output
+        copy_source_first = copy_source and self.runner.stop is None
+        source_copies = self._source_copies(self.source) if copy_source_first else {}
+        self.checkpoint()
+        final_input, output, failed = self.source, None, False
         front = []   # (stage, its output) before the final stage: the answers oracle's
         for stage in self.pipeline.stages:
-            output, failed = self.stage(stage, current)
-            if failed or self.stopped() or stage is self.pipeline.final:
+            output, failed = self.stage(stage, final_input)
+            if failed:
+                break
+            self.checkpoint()
+            if stage is self.pipeline.final:
                 break
             front.append((stage, output))
-            if checks and full and output is not current:
+            if checks and full and output is not final_input:
                 self.copy_checks.copies(output, stage.name)
-            current = output
-        if source_copies and deferred and not self.stopped():
-            made = self._source_copies(source)
-        if not failed and not self.stopped():
-            outcome = self.pipeline.summarize(output)
-            self.result.set_outcome(outcome)
-            if checks and self.pipeline.round_trip_output:
-                self.copy_checks.copies(output, self.pipeline.final.name,
-                                        copiers.save_json(output), memo=True, what="output",
-                                        made_by=self.options.sweep_pass)
-            copied = {}
-            if checks and not self.stopped():
-                copied = self.copy_checks.final_stage_on_copies(
-                    current, outcome, made if current is source else {},
-                    earlier=[(None, source)] + front)
-                if full:
-                    self.copy_checks.whole_path_on_source_copies(source, outcome)
-            if checks and self.options.answers and runs_here(self.pipeline) \
-                    and not self.stopped():
-                self._answers(source, front, output, copied)
-        if checks and not self.stopped():
+            final_input = output
+        self.checkpoint()
+        if copy_source and not copy_source_first:
+            source_copies = self._source_copies(self.source)
+            self.checkpoint()
+        if not failed:
+            self._after_final_stage(final_input, output, front, source_copies)
+        if checks:
             self.blame.at_end()
-        return self.result
+
+    def _after_final_stage(self, final_input, output, front, source_copies) -> None:
+        """The path's outcome, and what is checked against it: the output's round trip
+        (the sweep), the final stage on copies, the whole path on the source's copies
+        (--full-copies) and the answers."""
+        checks = self.options.checks
+        outcome = self.pipeline.summarize(output)
+        self.result.set_outcome(outcome)
+        if checks and self.pipeline.round_trip_output:
+            self.copy_checks.copies(output, self.pipeline.final.name,
+                                    copiers.save_json(output), memo=True, what="output",
+                                    made_by=self.options.sweep_pass)
+        if not checks:
+            return
+        self.checkpoint()
+        copied = self.copy_checks.final_stage_on_copies(
+            final_input, outcome, source_copies if final_input is self.source else {},
+            earlier=[(None, self.source)] + front)
+        if self.options.full_copies:
+            self.copy_checks.whole_path_on_source_copies(self.source, outcome)
+        if self.options.answers and runs_here(self.pipeline):
+            self.checkpoint()
+            self._answers(self.source, front, output, copied)
+        self.checkpoint()
 
     def _answers(self, source, front, executable, copied) -> None:
         """The numbers oracle. Its TVM calls that can find something (compiling, running
