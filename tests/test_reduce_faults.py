@@ -86,15 +86,16 @@ def _reducer(tmp_path, monkeypatch) -> Reducer:
     from harness.process import child
     from harness.reduce import driver
 
-    def run_isolated(case, options, timeout, task=None):
-        if task is None:
+    def run_isolated(case, options, timeout, work=None):
+        if work is None:
             result = Result(case)
             with open(case) as handle:
                 if "nn.softmax" in handle.read():   # TVMScript's R.nn, JSON's relax.nn
                     result.add(Violation("error", "injected", "(exception)", "E: x", "injected"))
             return result
         spec, events = tmp_path / "spec.json", tmp_path / "events.jsonl"
-        spec.write_text(json.dumps({"case": case, "options": options.to_json(), "task": task}))
+        spec.write_text(json.dumps({"case": case, "options": options.to_json(),
+                                    "work": work.to_json()}))
         events.unlink(missing_ok=True)
         child.run(str(spec), str(events))
         final = json.loads(events.read_text().splitlines()[-1])

@@ -25,16 +25,17 @@ def _fake(tmp_path, monkeypatch, ops: list[str]):
     from harness.reduce import driver
     asked, checked = [], []
 
-    def run_isolated(case, options, timeout, task=None):
+    def run_isolated(case, options, timeout, work=None):
         result = Result("candidate")
         with open(case) as handle:   # a task's module is its case: the file it reads
             names = json.load(handle)
-        if task is None:
+        if work is None:
             checked.append(tuple(names))
             pairs = zip(names, names[1:], strict=False)
             if any(a == "matmul" and b == "softmax" for a, b in pairs):
                 result.add(Violation("error", "injected", "(exception)", "E: x", "injected"))
             return result
+        task = work.request
         asked.append((task["edit"], task["args"]))
         index, by = (task["args"] + [0, "arg"])[:2]
         made = {"cut": names[:index + 1], "start": names[index + 1:],
@@ -180,7 +181,7 @@ def test_a_harness_error_while_checking_a_candidate_stops_the_reduction(tmp_path
     real = driver.run_isolated
 
     def seeded_harness_error(case, options, **kwargs):
-        if kwargs.get("task"):   # the module export: real
+        if kwargs.get("work"):   # the module export: real
             return real(case, options, **kwargs)
         result = Result(case, options=options.to_json())
         result.add(Violation("harness-error", "checks", "(harness)",

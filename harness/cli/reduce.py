@@ -22,6 +22,7 @@ from harness.catalog import known_issues
 from harness.cli.options import output_dir, positive_float
 from harness.options import LAYOUTS, PATH_NAMES, Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.process.work import Work
 from harness.reduce.driver import BEST, RELAX_BEST, STATE, HarnessStopped, Reducer
 from harness.reduce.kinds import RelaxModule
 from harness.result import Result
@@ -139,7 +140,8 @@ def _write(reducer: Reducer, best, options: Options, out_dir: str, command: str)
     best_path = reducer.best_path()
     request = {"out_dir": out_dir, "command": command, "sizes": sizes,
                "signature": reducer.signature.to_json(), "deadline": reducer.timeout}
-    result = run_isolated(best_path, options, timeout=reducer.timeout, reproducer=request)
+    result = run_isolated(best_path, options, timeout=reducer.timeout,
+                          work=Work.reproducer(request))
     violation = reducer.signature.first_in(result)
     if violation is None:
         print(f"reduce: the reduced model no longer fails as {reducer.signature.text()}; "
@@ -148,7 +150,8 @@ def _write(reducer: Reducer, best, options: Options, out_dir: str, command: str)
     if result.reproducer is None and not result.reproducer_error:
         # The check crashed or hung before it could write: a second child only writes.
         result = run_isolated(best_path, options, timeout=reducer.timeout,
-                              reproducer={**request, "violation": violation.to_json()})
+                              work=Work.reproducer({**request,
+                                                    "violation": violation.to_json()}))
     if result.reproducer is None:
         print(f"reduce: {best_path} fails as {reducer.signature.text()}, but its repro.py "
               f"could not be written: {result.reproducer_error or result.verdict}",

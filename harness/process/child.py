@@ -21,6 +21,7 @@ import time
 from harness import classify, doors
 from harness.catalog import cases as catalog
 from harness.options import Options
+from harness.process.work import CROSS_RELEASE, REPRODUCER, TASK, VALIDATE, Work
 from harness.result import Result, StageRecord
 from harness.runner import cross_release, reproducer, reproducer_spec, sweep_input
 from harness.signature import Signature
@@ -62,21 +63,24 @@ _encode = _json_encoder()
 
 
 def run_spec(spec: dict, emit, workdir: str) -> Result:
-    """Check the spec's case; with `validate`, only build its path (the target, the stages,
-    an injected pass): bad options are refused before any work."""
+    """Check the spec's case, or do the spec's other work (process.work): validate only
+    builds its path (the target, the stages, an injected pass), so that bad options are
+    refused before any work."""
     options = Options(**spec["options"])
+    work = Work.from_json(spec.get("work"))
+    kind = work.kind if work else None
     case = catalog.resolve(spec["case"])
     loading.tvm()  # TVMUnavailable here means "cannot test" (exit 125), not a verdict on TVM
     result = Result(case=spec["case"], options=options.to_json(), **loading.versions())
-    if spec.get("cross_release"):   # one half of a case across two releases
-        return cross_release.run(spec["cross_release"], spec["case"], options, emit)
-    if spec.get("task"):   # the Relax-level reducer's work, not a check
+    if kind == CROSS_RELEASE:   # one half of a case across two releases
+        return cross_release.run(work.request, spec["case"], options, emit)
+    if kind == TASK:   # the Relax-level reducer's work, not a check
         from harness.runner import relax_task
-        result.task_output = relax_task.run(spec["task"], case)
+        result.task_output = relax_task.run(work.request, case)
         return result
     crash_input = os.path.join(workdir, CRASH_INPUT) if options.keep_crash_input else None
     runner = sweep_input.runner(options, emit, crash_input)   # BadInput: exit 2
-    if spec.get("validate"):
+    if kind == VALIDATE:
         return result
     started = time.perf_counter()
     try:
@@ -87,7 +91,7 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
     finally:
         if case.needs_torch:   # torch.export (or its cached program), before TVM's import
             result.stages.append(StageRecord("export", round(time.perf_counter() - started, 4)))
-    request = spec.get("reproducer")
+    request = work.request if kind == REPRODUCER else None
     if request and request.get("violation"):
         # Write only: the check itself crashed or hung in an earlier child.
         violation = Violation.from_json(request["violation"])

@@ -28,6 +28,7 @@ from harness.process import death, warm
 from harness.process.child import CRASH_INPUT
 from harness.process.clock import Clock
 from harness.process.death import describe_death, native_tail, out_of_memory, signal_of
+from harness.process.work import Work
 from harness.result import PassRecord, Result, StageRecord
 from harness.tvmapi import loading
 from harness.verdict import BadInput, Outcome, Phase, Violation
@@ -225,30 +226,24 @@ def _supervise(child, timeout: float, interval: float,
 def validate(case: str, options: Options, python: str | None = None) -> None:
     """Build `options`'s path in a child (the target, the stages, an injected pass) without
     running it: a bad value raises BadInput here, before a batch starts its work."""
-    run_isolated(case, options, timeout=300, python=python, validate_only=True)
+    run_isolated(case, options, timeout=300, python=python, work=Work.validate())
 
 
 def run_isolated(case: str, options: Options, timeout: float = DEFAULT_TIMEOUT,
                  python: str | None = None, on_event: Callable[[dict], None] | None = None,
-                 env: dict | None = None, validate_only: bool = False,
-                 reproducer: dict | None = None, cross_release: dict | None = None,
-                 task: dict | None = None) -> Result:
+                 env: dict | None = None, work: Work | None = None) -> Result:
     """Check `case` in a child; always returns a Result, whatever the child did.
     Raises BadInput for input the child refused, Cancelled after cancel_all().
-    `reproducer` ({out_dir, command, sizes, signature, deadline}): the child also writes
-    repro.py for the violation with that signature, if it shows (`Result.reproducer`).
-    `cross_release` ({"save": FOLDER} or {"load": FOLDER}): instead of the check, one
-    half of the case across two releases (runner.cross_release). `task` (the Relax-level
-    reducer's: write the imported module, edit one): the child runs it instead of the
-    check and answers in `Result.task_output`."""
+    `work` (process.work) asks the child for something besides the check, or instead of
+    it: only validate, write repro.py too (`Result.reproducer`), one half of a
+    cross-release step, a reducer's task (`Result.task_output`)."""
     with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
         spec_path = os.path.join(tmp, "spec.json")
         events_path = os.path.join(tmp, "events.jsonl")
         stderr_path = os.path.join(tmp, "stderr.txt")
         with open(spec_path, "w") as handle:
-            json.dump({"case": case, "options": options.to_json(), "validate": validate_only,
-                       "reproducer": reproducer, "cross_release": cross_release,
-                       "task": task}, handle)
+            json.dump({"case": case, "options": options.to_json(),
+                       "work": work.to_json() if work else None}, handle)
         child_env = dict(os.environ if env is None else env)
         child_env.setdefault("PYTHONFAULTHANDLER", "1")
         # The child imports this very package, wherever the caller's python is.

@@ -28,6 +28,7 @@ import time
 
 from harness.options import Options
 from harness.process.isolate import run_isolated
+from harness.process.work import Work
 from harness.reduce import kinds, phases
 from harness.result import Result
 from harness.signature import Signature
@@ -103,7 +104,7 @@ class Reducer:
 
     def ask(self, source: str, task: dict, what: str) -> Result:
         """A child's answer to a reducer's task on `source` (HarnessStopped: ours failed)."""
-        result = run_isolated(source, self.options, timeout=self.timeout, task=task)
+        result = run_isolated(source, self.options, timeout=self.timeout, work=Work.task(task))
         _stop_if_ours(result, what)
         return result
 

@@ -12,13 +12,15 @@ import tempfile
 
 from harness.options import Options
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated
+from harness.process.work import Work
 from harness.result import Result, StageRecord
 from harness.runner.cross_release import result_options
 from harness.verdict import Outcome
 
 
 def _half(case: str, options: Options, python: str, step: dict, timeout: float) -> Result:
-    result = run_isolated(case, options, timeout=timeout, python=python, cross_release=step)
+    result = run_isolated(case, options, timeout=timeout, python=python,
+                          work=Work.cross_release(step))
     # A child that died wrote no result: its partial one would say the check's path.
     result.options = {**result.options, **result_options(options)}
     return result
