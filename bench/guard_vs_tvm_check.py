@@ -30,8 +30,9 @@ from recorded import recorded
 from harness.catalog import cases as catalog
 from harness.options import Options
 from harness.tvmapi import calls
+from harness.tvmapi.guard_records import Watched
 from harness.tvmapi.loading import tvm
-from harness.tvmapi.pass_guard import PassGuard, Watched
+from harness.tvmapi.pass_guard import PassGuard
 from harness.tvmapi.pipelines import build
 
 

@@ -28,8 +28,9 @@ from recorded import recorded
 
 from harness.process.child import event_writer
 from harness.tvmapi import calls, ir
+from harness.tvmapi.guard_records import Watched
 from harness.tvmapi.loading import tvm
-from harness.tvmapi.pass_guard import PassGuard, Watched
+from harness.tvmapi.pass_guard import PassGuard
 
 
 def _module():

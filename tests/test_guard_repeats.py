@@ -40,7 +40,7 @@ def _guarded(pipeline, mod, eager=False):
     guard.begin_stage("test", [])
     with calls.pass_context([guard.instrument()]):
         out = pipeline(mod)
-    records = guard.end_stage()
+    records = guard.end_stage().passes
     assert guard.bug is None and guard.tvm_error is None
     return guard, out, records
 

@@ -13,7 +13,8 @@ from harness.oracles.fingerprint import Fingerprint
 from harness.oracles.recorder import Recorder, no_emit
 from harness.result import StageRecord
 from harness.tvmapi import calls, structure
-from harness.tvmapi.pass_guard import PassGuard, Watched
+from harness.tvmapi.guard_records import Watched
+from harness.tvmapi.pass_guard import PassGuard
 from harness.tvmapi.pipelines import Pipeline
 from harness.verdict import Outcome, Violation
 
@@ -148,10 +149,10 @@ class MutationBlame:
             with calls.pass_context([guard.instrument()]):
                 stage.run(current)
         finally:
-            guard.end_stage()
-        if guard.bug is not None:   # ours, kept inside TVM's callbacks
-            raise guard.bug
-        return guard.findings
+            end = guard.end_stage()
+        if end.bug is not None:   # ours, kept inside TVM's callbacks
+            raise end.bug
+        return end.findings
 
     def _input_path(self, stage, mutated) -> str:
         """Where the stage's input changed: replay the earlier stages over a pristine copy.
@@ -193,11 +194,11 @@ class MutationBlame:
             replay.begin_stage(stage.name, watched)
             with calls.pass_context([replay.instrument()]):
                 output = stage.run(current)
-            replay.end_stage()
-            if replay.bug is not None:   # ours, kept inside TVM's callbacks
-                raise replay.bug
-            if replay.findings:
-                record = replay.findings[0].record
+            end = replay.end_stage()
+            if end.bug is not None:   # ours, kept inside TVM's callbacks
+                raise end.bug
+            if end.findings:
+                record = end.findings[0].record
                 return stage.name, record.name, record.index, ""
             if any(w.moved() for w in watched):
                 return stage.name, None, None, ""

@@ -29,7 +29,8 @@ from harness.oracles.recorder import Emit, Recorder, no_emit
 from harness.result import Result, StageRecord
 from harness.runner.mutations import MutationBlame
 from harness.tvmapi import calls, compile_prefix, copiers, errors, loading, structure
-from harness.tvmapi.pass_guard import PassGuard, Watched
+from harness.tvmapi.guard_records import Watched
+from harness.tvmapi.pass_guard import PassGuard
 from harness.tvmapi.pipelines import Pipeline, build, runs_here
 from harness.verdict import Outcome, Phase, Violation
 
@@ -250,16 +251,16 @@ class _Run:
         self.runner.emit({"event": "stage-start", "name": stage.name})
         started = time.perf_counter()
         ran, running = self._guarded(stage, current)
-        passes = guard.end_stage()
+        end = guard.end_stage()
         record = StageRecord(stage.name, round(time.perf_counter() - started, 4),
-                             passes=len(passes))
-        self.result.passes += passes
+                             passes=len(end.passes))
+        self.result.passes += end.passes
         if checks:
-            findings = guard.findings
-            if guard.edited_in_place and not findings:   # seen at the stage's end only
-                findings = self.blame.replay_naming_in_place_edit(stage, passes)
+            findings = end.findings
+            if end.edited_in_place and not findings:   # seen at the stage's end only
+                findings = self.blame.replay_naming_in_place_edit(stage, end.passes)
             self.blame.after_stage(record, stage, current, input_fp, findings,
-                                   guard.edited_in_place)
+                                   end.edited_in_place)
         self.result.stages.append(record)
         self.runner.emit({"event": "stage-end", **record.__dict__})
         if isinstance(ran, HarnessBug):
@@ -268,8 +269,8 @@ class _Run:
             self.recorder.violate(Violation(Outcome.UNSUPPORTED, stage.name, "(point)",
                                             str(ran)))
             return None, True
-        if guard.tvm_error is not None:   # TVM failing in the guard's own calls: the stage ran
-            error, at = guard.tvm_error
+        if end.tvm_error is not None:   # TVM failing in the guard's own calls: the stage ran
+            error, at = end.tvm_error
             self.recorder.violate(Violation(Outcome.ERROR, stage.name, "(guard)",
                                             classify.first_line(error), *(at or (None, None)),
                                             phase=Phase.CHECKS))

@@ -181,16 +181,16 @@ class SessionGuard:
     def end_test(self) -> TestRecord:
         """Stop watching: the test's record."""
         self.active = False
-        records = self.guard.end_stage()
+        end = self.guard.end_stage()
         record = self.record
-        record.passes = len(records)
-        for pass_record in records:
+        record.passes = len(end.passes)
+        for pass_record in end.passes:
             if pass_record.name not in record.pass_names:
                 record.pass_names.append(pass_record.name)
-        for finding in self.guard.findings:
+        for finding in end.findings:
             if finding.what == "its input":
                 record.violations.append(Violation(
-                    "mutated", STAGE, "(its input)",
+                    Outcome.MUTATED, STAGE, "(its input)",
                     f"pass {finding.record.name} changed its input: {finding.how}",
                     pass_name=finding.record.name, pass_index=finding.record.index))
         if self.broken:

@@ -51,6 +51,7 @@ from typing import Callable
 from harness.classify import Call, HarnessBug
 from harness.result import PassRecord
 from harness.tvmapi import calls, copiers, structure
+from harness.tvmapi.guard_records import Finding, StageEnd, Watched
 from harness.tvmapi.seen_pieces import Piece, SeenPieces, piece_hash
 
 
@@ -61,32 +62,6 @@ def _hash(mod) -> int | None:
     exception is no "no hash": it leaves as a HarnessBug (the stage is the caller's).
     The same rule as for one piece (seen_pieces.piece_hash), over the whole module."""
     return piece_hash(mod)[0]
-
-
-class Watched:
-    """A module whose fingerprint must not move while a stage runs.
-
-    Its identity map is checked after every pass (cheap). In replay mode (`by_json`) its
-    JSON text is too; otherwise no deep fingerprint is taken at all: the stage guard hashes
-    the source and the stage input at every stage end anyway, and a hash taken here (a
-    structural hash of a possibly 50 MB module per stage) would be that work done twice.
-    """
-
-    def __init__(self, label: str, module, by_json: bool = False):
-        self.label, self.module = label, module
-        self.deep: Callable | None = copiers.save_json if by_json else None
-        self.identity = structure.module_identity(module)
-        self.expected = self.deep(module) if self.deep else None
-
-    def moved(self) -> bool:
-        identity = structure.module_identity(self.module)
-        now = self.deep(self.module) if self.deep else None
-        if now == self.expected and not structure.identity_changes(self.identity, identity):
-            self.identity = identity
-            return False
-        # Blame the next change on the pass that makes it.
-        self.identity, self.expected = identity, now
-        return True
 
 
 class _Repeat:
@@ -123,14 +98,6 @@ class _Open:
     repeat: _Repeat | None = None   # the repeat it is, or runs inside
     # (watched label, how) of changes seen as a pass nested in it began: its own body's
     moved: list = dataclasses.field(default_factory=list)
-
-
-@dataclasses.dataclass
-class Finding:
-    """A pass that changed a module it must not: its record, which module, and how."""
-    record: PassRecord
-    what: str     # "its input", "source", "stage input"
-    how: str
 
 
 class PassGuard:
@@ -178,9 +145,10 @@ class PassGuard:
         """(name, index) of the innermost pass still running (after an exception)."""
         return (self.stack[-1].name, self.stack[-1].index) if self.stack else None
 
-    def end_stage(self) -> list[PassRecord]:
-        """Every pass the stage ran, in run order; those an exception cut short included.
-        The pieces the passes were handed are verified here (once, not per pass)."""
+    def end_stage(self) -> StageEnd:
+        """What the stage's guard saw: every pass it ran, in run order (those an exception
+        cut short included), and what it found. The pieces the passes were handed are
+        verified here (once, not per pass)."""
         self._close(self.stack, time.perf_counter())
         self.stack, self.last_hashed = [], None
         if self.bug is None and self.tvm_error is None:
@@ -190,7 +158,8 @@ class PassGuard:
             else:
                 self.tvm_error = (verified.error, None)
         self.seen, self.memo = SeenPieces(), {}   # the references go with the stage
-        return sorted(self.records, key=lambda record: record.index)
+        return StageEnd(sorted(self.records, key=lambda record: record.index), self.findings,
+                        self.edited_in_place, self.tvm_error, self.bug)
 
     def _close(self, raised: list[_Open], now: float) -> None:
         for entry in raised:
