@@ -238,7 +238,7 @@ class Violation:
         data = dict(data)
         if "pass" in data:
             data["pass_name"] = data.pop("pass")
-        if "path" in data:   # the name before 2026-12 (a journal's older rows)
+        if "path" in data:   # the field's old name, in journals written before it changed
             data["access_path"] = data.pop("path")
         _typed_facts_of_older_rows(data)
         # an event's name, a printed signature: derived, not fields

@@ -268,9 +268,9 @@ def emit(spec: GraphSpec, graph, builders: dict):
     for layer in spec.layers:
         params, shape = dict(layer.params), shapes[layer.inputs[0]]
         weights = OPS[layer.op].weights(weight, shape, params)
-        made = builders[layer.op](graph, [tensors[i] for i in layer.inputs], weights, params,
+        built = builders[layer.op](graph, [tensors[i] for i in layer.inputs], weights, params,
                                   shape)
-        tensors += made if isinstance(made, list) else [made]
+        tensors += built if isinstance(built, list) else [built]
     return graph.finish([tensors[i] for i in outputs(spec)])
 
 

@@ -258,14 +258,14 @@ def tensor_count(program: OpProgram) -> int:
 def outputs(program: OpProgram) -> list[int]:
     """The tensors applications made that no application reads: the program's results (so
     nothing is dead code); the last tensor when every one is read."""
-    count, made = len(program.inputs), []
+    count, produced = len(program.inputs), []
     for application in program.applications:
         count += sum(1 for _, value in application.args for v in _flat(value)
                      if isinstance(v, Fresh))
-        made += range(count, count + application.produces)
+        produced += range(count, count + application.produces)
         count += application.produces
     read = {index for application in program.applications for index in application.reads()}
-    return [index for index in made if index not in read] or [count - 1]
+    return [index for index in produced if index not in read] or [count - 1]
 
 
 def emit(program: OpProgram, graph: Graph):
@@ -273,8 +273,8 @@ def emit(program: OpProgram, graph: Graph):
     refused here (the spec was edited by hand, or TVM changed) raises ValueError."""
     tensors = [graph.input(fresh.shape, fresh.dtype) for fresh in program.inputs]
     for application in program.applications:
-        made = _apply(graph, application, tensors)
-        if made is None or len(made) != application.produces:
+        results = _apply(graph, application, tensors)
+        if results is None or len(results) != application.produces:
             raise ValueError(f"{application.op} refused in a built program: {graph.refusal}")
     return graph.finish([tensors[index] for index in outputs(program)])
 

@@ -77,9 +77,9 @@ def check_spec(spec, door: str, options: Options, copiers=None, observe=None,
     if rewrote is not None:
         rewrote |= runner.guard.rewrote
     if not has_news(result):
-        again = PathRunner(dataclasses.replace(options, checks=False)).run(
+        second_run = PathRunner(dataclasses.replace(options, checks=False)).run(
             build(), Result(case=case))
-        if again.outcome != result.outcome:
+        if second_run.outcome != result.outcome:
             result.add(Violation(Outcome.ERROR, runner.pipeline.final.name, "(outcome)",
                                  "the path is not deterministic: two runs on fresh imports "
                                  "gave other outcomes", phase=Phase.DETERMINISM))
@@ -217,8 +217,8 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     # spec met again is answered with its result; steering sees what a fresh check would.
     checked: dict = {}
 
-    # No explain phase: it re-runs the shrunk failure many times (about 20 s of a 25 s
-    # seeded run) to annotate which draws matter, and the reproducer is the shrunk graph.
+    # No explain phase: it re-runs the shrunk failure many times (most of a seeded run) to
+    # annotate which draws matter, and the reproducer is the shrunk graph.
     @settings(max_examples=examples, deadline=None, print_blob=True, database=database,
               suppress_health_check=list(HealthCheck),
               phases=[phase for phase in Phase if phase is not Phase.explain])

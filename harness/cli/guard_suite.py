@@ -141,10 +141,10 @@ def cmd_guard_suite(args) -> int:
         rows.append(row)
         state = "TIMED OUT" if row["timed_out"] else ", ".join(
             f"{n} {word}" for word, n in row["counts"].items()) or f"exit {row['returncode']}"
-        again = f" (run again under the guard: the first run was {row['retried']})" \
+        retried = f" (run again under the guard: the first run was {row['retried']})" \
             if row.get("retried") else ""
         print(f"[{len(rows)}/{len(files)}] {os.path.relpath(path)}: {state}; "
-              f"{row['recorded']} tests recorded, {row['seconds']:.1f} s{again}",
+              f"{row['recorded']} tests recorded, {row['seconds']:.1f} s{retried}",
               file=sys.stderr, flush=True)
 
     with journal:

@@ -61,7 +61,7 @@ def cmd_matrix(args) -> int:
     pairs = _pairs(args, labels, pythons)
     work += [(label, row, saves, loads) for label, (saves, loads) in pairs for row in rows]
 
-    def one(item):
+    def check_one(item):
         label, (_, case, target), python, loads = item
         facts = {"target": target, "layout": case.layout,
                  "family": page_cells.family_of(case.tags)}   # what the page filters by
@@ -81,7 +81,7 @@ def cmd_matrix(args) -> int:
         print(f"[{label}] {name}: {cell['verdict']} ({cell['status']})", file=sys.stderr,
               flush=True)
 
-    interrupted = batch.run(work, one, args.jobs, keep)
+    interrupted = batch.run(work, check_one, args.jobs, keep)
     _write(args, [name for name, _, _ in rows], labels, cells, [label for label, _ in pairs])
     if interrupted:
         print(f"matrix: interrupted; the {len(cells)} cells decided are in {args.out}",

@@ -203,7 +203,7 @@ def cmd_report(args) -> int:
           + f"{len(todo)} to run, {args.jobs} at a time", file=sys.stderr)
     started = time.monotonic()
 
-    def one(item):
+    def check_one(item):
         case, options = item
         begun = time.monotonic()
         result = run_isolated(case.id, options, timeout=args.timeout)
@@ -218,7 +218,7 @@ def cmd_report(args) -> int:
 
     first = (lambda: validate(todo[0][0].id, todo[0][1])) if todo else None
     with journal:
-        interrupted = batch.run(todo, one, args.jobs, keep, first=first)
+        interrupted = batch.run(todo, check_one, args.jobs, keep, first=first)
     write_tables(rows, args.out)
     if args.store_durations:
         shards.write_durations(args.store_durations,

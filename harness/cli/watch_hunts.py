@@ -42,12 +42,12 @@ def recheck(night: nights.Night, state: nights.WatchState,
             continue
         how = recheck_of(state, news)
         signature = news.signature if set(BY_SIGNATURE) & set(how) else nights.REPRODUCES
-        again = shows(how, signature)
+        shows_now = shows(how, signature)
         expected = news.change == nights.NEW
-        news.state = nights.UNCHECKED if again is None else \
-            nights.CONFIRMED if again is expected else nights.FLAKY
+        news.state = nights.UNCHECKED if shows_now is None else \
+            nights.CONFIRMED if shows_now is expected else nights.FLAKY
         log(f"watch: checked again: {news.change} {news.row}: {news.signature[:90]} -> "
-            f"{news.state}" + ("" if again is not None else " (the check could not run)"))
+            f"{news.state}" + ("" if shows_now is not None else " (the check could not run)"))
 
 
 def _same_question(hunt: nights.Hunt, news: nights.News, how: dict, old: str, new: str) -> bool:

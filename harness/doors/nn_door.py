@@ -79,14 +79,14 @@ class NNDoor(Door):
                            "get_default_spec(); define SPEC = {method: {argument: "
                            "nn.spec.Tensor([...], dtype), ...}}")
         try:   # a spec that does not fit is the file's (ours raising: a HarnessBug)
-            made = classify.Call.of(STAGE, _spec, model, raw, reraise=(nn_export.SpecMisfit,))
-            misfit = made.error
+            fitted = classify.Call.of(STAGE, _spec, model, raw, reraise=(nn_export.SpecMisfit,))
+            misfit = fitted.error
         except nn_export.SpecMisfit as exc:
             misfit = exc
         if misfit is not None:
             raise BadInput(f"{python_file.where(misfit, path)}: the spec does not fit the "
                            f"model: {first_line(misfit)[:300]}") from None
-        loaded = NNModel(path, model, made.value)
+        loaded = NNModel(path, model, fitted.value)
         exported = classify.Call.of(STAGE, _export, loaded, reraise=(ExportRefused,))
         if exported.ok:
             loaded.first = exported.value

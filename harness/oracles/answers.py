@@ -94,8 +94,8 @@ class AnswerChecks:
         framework = references.answers(inputs, second) if references is not None else \
             "the door has no framework to compare with"
         if isinstance(framework, str):
-            again = self._run(executable, second)
-            self.sensitive = None if again is None else numbers.sensitive(got, again)
+            rerun = self._run(executable, second)
+            self.sensitive = None if rerun is None else numbers.sensitive(got, rerun)
         else:
             self.sensitive = numbers.sensitive(framework[1], framework[2])
         for name, copy in copies.items():
@@ -134,7 +134,7 @@ class AnswerChecks:
         or died. That is a finding (`error`, or `crash` with its signal) only when every
         input was drawn in its domain: an integer input may be an index the draw put out
         of range, or a divisor it made zero (said, not compared)."""
-        with self.recorder.phase("answer", self.final, copier):
+        with self.recorder.phase(Phase.ANSWER, self.final, copier):
             ran = forked.call(lambda: self._execute(executable, inputs))
         if ran.ok:
             return ran.value
@@ -177,13 +177,13 @@ class AnswerChecks:
         """The source's own answer (compiled without the stages before the compile),
         compared with the path's; a difference names the stage. None: not compiled."""
         before = "the module before " + ", ".join(stage.name for stage, _ in front)
-        with self.recorder.phase("answer", self.final):
-            made = classify.Call.of(self.final, calls.compile_module, source,
+        with self.recorder.phase(Phase.ANSWER, self.final):
+            compiled = classify.Call.of(self.final, calls.compile_module, source,
                                     self.pipeline.target)
-        if not made.ok:
-            self._record(before, "not compared", f"it does not compile: {made.detail}")
+        if not compiled.ok:
+            self._record(before, "not compared", f"it does not compile: {compiled.detail}")
             return None
-        want = self._run(made.value, inputs)
+        want = self._run(compiled.value, inputs)
         if want is None:
             return None
         difference = numbers.compare(want, got, numbers.DIFFERENT_CODE)
@@ -236,7 +236,7 @@ class AnswerChecks:
             confirmed = (f"; {other_name} agrees with {name}"
                          if numbers.compare(want, other, numbers.DIFFERENT_CODE).agree
                          else f"; {other_name} agrees with neither")
-        with self.recorder.phase("answer", self.final):
+        with self.recorder.phase(Phase.ANSWER, self.final):
             culprit = answer_bisect.first_wrong_pass(source, self.pipeline.target, inputs,
                                                      want, self.entry)
         named = (f"; the first pass application after which the answer is wrong: "

@@ -142,13 +142,13 @@ def check_type(type_key: str, examples: int, seed: int | None = None,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def prop(values):
-        made = classify.Call.of(STAGE, lambda: reflection.make_object(type_key, **values))
-        if not made.ok:       # TVM's constructor refused the value
+        constructed = classify.Call.of(STAGE, lambda: reflection.make_object(type_key, **values))
+        if not constructed.ok:       # TVM's constructor refused the value
             row.refused += 1
-            refusals.append(made.detail)
+            refusals.append(constructed.detail)
             reject()          # not an example: hypothesis draws another
         row.examples += 1
-        difference = round_trip_difference(made.value, copiers)
+        difference = round_trip_difference(constructed.value, copiers)
         if difference:
             failures.append(f"{difference} (values {values!r})")
             raise AssertionError(difference)

@@ -148,7 +148,8 @@ class CopyChecks:
             output = self._same_outcome(
                 name, label, expected, lambda copy=copy: final.run(copy),
                 on_another_copy=lambda name=name: self._on_another_copy(name, final_input),
-                apart=lambda name=name: self._first_pass_apart(name, final_input),
+                find_first_pass_apart=lambda name=name: self._first_pass_apart(
+                    name, final_input),
                 earlier=lambda name=name: self._pass_leaving_address_hashed(name,
                                                                             earlier or []))
             if output is not None:
@@ -174,17 +175,18 @@ class CopyChecks:
                                lambda copy=copy: whole_path(copy))
 
     def _same_outcome(self, name: str, label: str, expected, run, on_another_copy=None,
-                      apart=None, earlier=None):
+                      find_first_pass_apart=None, earlier=None):
         """Run the path (or its final stage) over a copy, unguarded, and compare outcomes;
         a TVM exception there is the seed's symptom ("cannot find field axis"). The
         output, None when the run failed.
 
-        `on_another_copy`: the outcome over a second copy made the same way, asked only when the
-        first differs: two copies disagreeing with each other say the outcome follows
-        object identity (an address-ordered map in a pass), not what a copy lost. `apart`
-        then names the pass: the violation's pass, so the registry can recognize it on any
-        model (the message alone names no pass); where no pass of the final stage parts
-        them, `earlier` looks for the pass before it that left an address-hashed object."""
+        `on_another_copy`: the outcome over a second copy made the same way, asked only when
+        the first differs: two copies disagreeing with each other say the outcome follows
+        object identity (an address-ordered map in a pass), not what a copy lost.
+        `find_first_pass_apart` then names the pass: the violation's pass, so the registry
+        can recognize it on any model (the message alone names no pass); where no pass of
+        the final stage parts them, `earlier` looks for the pass before it that left an
+        address-hashed object."""
         final = self.pipeline.final.name
         with self.recorder.phase(Phase.COPY, final, name):
             ran = classify.Call.of(final, _unguarded, run)
@@ -203,9 +205,9 @@ class CopyChecks:
                 violation.detail += ("; a second copy made the same way gives another "
                                      "outcome again: it follows object identity, not what "
                                      "the copy carries")
-                if apart is not None:
+                if find_first_pass_apart is not None:
                     with self.recorder.phase(Phase.COPY, final, name):
-                        found = classify.Call.of(final, _unguarded, apart)
+                        found = classify.Call.of(final, _unguarded, find_first_pass_apart)
                     if found.ok and found.value:
                         violation.pass_name = found.value
                         violation.detail += ("; the first pass whose output differs between "
@@ -247,10 +249,10 @@ class CopyChecks:
                 return None
             return calls.pass_applications(lambda: self.pipeline.final.run(copy))
         for _ in range(attempts):
-            one, other = applications(), applications()
-            if one is None or other is None:
+            first, other = applications(), applications()
+            if first is None or other is None:
                 return None
-            found = structure.first_pass_apart(one, other)
+            found = structure.first_pass_apart(first, other)
             if found:
                 return found
         return None

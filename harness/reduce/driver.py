@@ -80,7 +80,7 @@ class Seen:
         self.verdicts: dict[str, bool] = {}   # candidate digest -> interesting
         self.asked: set[tuple] = set()        # (module digest, edit, args)
 
-    def first_ask(self, key: tuple) -> bool:
+    def is_new_question(self, key: tuple) -> bool:
         """True the first time `key` is asked (and remembered), False after."""
         if key in self.asked:
             return False

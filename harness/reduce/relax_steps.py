@@ -34,7 +34,7 @@ def _taken(answer_path: str, answer: dict) -> RelaxModule:
 def edit(reducer, module: RelaxModule, name: str, *args) -> RelaxModule | None:
     """The candidate a child makes by one edit of `module` (None: the edit does not
     apply, or was asked before: what it made was judged then)."""
-    if not reducer.seen.first_ask((module.digest, name, json.dumps(args))):
+    if not reducer.seen.is_new_question((module.digest, name, json.dumps(args))):
         return None
     out_dir = reducer.out_dir
     if reducer.state.best and module.digest == reducer.best_digest:
@@ -52,8 +52,8 @@ def edit(reducer, module: RelaxModule, name: str, *args) -> RelaxModule | None:
         return None
     answer = result.task_output
     if answer is None:   # the child died (a crash of TVM's in the edit): say so, go on
-        made = result.violations[0].one_line() if result.violations else result.verdict
-        reducer.log(f"{what} made nothing: {made}")
+        failure = result.violations[0].one_line() if result.violations else result.verdict
+        reducer.log(f"{what} made nothing: {failure}")
         return None
     if not answer.get("path"):
         if answer.get("reason"):   # TVM refused to read or write the module

@@ -94,7 +94,7 @@ def save(case_id: str, options: Options, folder: str, emit: Emit) -> Result:
         if module is None:
             return result
         with _stage(result, emit, "save-json", opened=False), \
-                recorder.phase("copy", oracle.STAGE, oracle.copier_of(versions)):
+                recorder.phase(Phase.COPY, oracle.STAGE, oracle.copier_of(versions)):
             saved = _tvm(copiers.save_json, module)
             if not saved.ok:   # A cannot save
                 recorder.violate(oracle.save_failed(saved.detail, versions))
@@ -135,7 +135,7 @@ def load(case_id: str, options: Options, folder: str, emit: Emit) -> Result:
         if own is None:
             return result
         with _stage(result, emit, oracle.STAGE, opened=False), \
-                recorder.phase("copy", oracle.STAGE, oracle.copier_of(saved_by)):
+                recorder.phase(Phase.COPY, oracle.STAGE, oracle.copier_of(saved_by)):
             _compare(own, options, folder, saved_by, result, recorder)
     except HarnessBug as bug:
         recorder.violate(Violation(Outcome.HARNESS_ERROR, bug.stage, "(harness)", str(bug)))

@@ -221,15 +221,14 @@ class _Run:
             raise HarnessBug(self.pipeline.final.name, exc) from exc
 
     def _source_copies(self, source):
-        """The source's round trips. One module text is copied once per TVM build
+        """The source's round trips, made once per module text and TVM build
         (roundtrip_memo): a model's rows (its layouts, both paths, the nights of a week)
-        import the same module, and its copies were most of a PyTorch door row (resnet18:
-        3.8 s of 14.7). Only a lossless verdict is kept. The copies the final stage runs
-        on, when it takes the source (the compile path), are loaded from its text even
-        when remembered: a load, where a deepcopy would serialize the module again.
-        The text is the source's fingerprint's, taken again when a stage was blamed
-        for changing the source (copies made after the path, the fuzzer's order, are of the
-        module as it is then, not of a stale text)."""
+        import the same module, and the copies are much of a row's cost (docs'
+        benchmarks). The copies the final stage runs on, when it takes the source (the
+        compile path), are loaded from its text even when remembered: a load, where a
+        deepcopy would serialize the module again. The text is the source's fingerprint's,
+        taken again when a stage was blamed for changing the source, so that copies made
+        after the path (the fuzzer's order) are of the module as it is then."""
         fingerprint = self.blame.source_fp
         takes_source = self.pipeline.final is self.pipeline.stages[0]
         return self.copy_checks.copies(

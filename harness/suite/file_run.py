@@ -180,10 +180,11 @@ def _recheck_file(path: str, folder: str, settings: Settings) -> dict[str, dict]
     """A file killed under the guard, run again whole without it: a `rechecked` line for
     the file (`completed`, or how it stopped again). Its tests' unguarded records."""
     records, stopped = _rerun(path, None, os.path.join(folder, REFILE), settings, False)
-    again = {"outcome": not_passed.COMPLETED, "reason": "ended its session without the guard"}
+    without_guard = {"outcome": not_passed.COMPLETED,
+                     "reason": "ended its session without the guard"}
     if stopped:
-        again = {"outcome": stopped["outcome"], "reason": stopped["reason"]}
-    _write_lines(folder, "rechecked", [{"rechecked": key(path), **again}])
+        without_guard = {"outcome": stopped["outcome"], "reason": stopped["reason"]}
+    _write_lines(folder, "rechecked", [{"rechecked": key(path), **without_guard}])
     return records
 
 

@@ -125,8 +125,8 @@ def category_of(line: dict, rechecked: dict[str, dict]) -> str | None:
     once more under it: `guarded_again`)."""
     outcome, reason = line.get("outcome", ""), line.get("reason", "")
     if outcome in STOPPED:
-        again = rechecked.get(line.get("collector", ""), {})
-        return GUARD_CHANGED if again.get("outcome") == COMPLETED else outcome
+        rerun = rechecked.get(line.get("collector", ""), {})
+        return GUARD_CHANGED if rerun.get("outcome") == COMPLETED else outcome
     if outcome == "skipped":
         return SKIPPED
     if outcome not in FAILING:
@@ -137,13 +137,13 @@ def category_of(line: dict, rechecked: dict[str, dict]) -> str | None:
         return not_here(reason)
     if not line.get("guarded", True):
         return FAILED
-    again = rechecked.get(line["test"])
-    if again is None:
+    rerun = rechecked.get(line["test"])
+    if rerun is None:
         return FAILED_UNRECHECKED
-    if again.get("outcome") in FAILING:
+    if rerun.get("outcome") in FAILING:
         return FAILED
     # passed without the guard: flaky only when it passed under the guard once more
-    return FLAKY if again.get("guarded_again") in NOT_FAILING else GUARD_CHANGED
+    return FLAKY if rerun.get("guarded_again") in NOT_FAILING else GUARD_CHANGED
 
 
 def _rechecked(lines: list[dict]) -> dict[str, dict]:
@@ -159,13 +159,13 @@ def guard_changed(lines: list[dict]) -> list[dict]:
         if "rechecked" in line or category_of(line, rechecked) != GUARD_CHANGED:
             continue
         if "test" in line:
-            again = rechecked[line["test"]]
-            second = again.get("guarded_again") or "not run"
+            rerun = rechecked[line["test"]]
+            second = rerun.get("guarded_again") or "not run"
             found.append({"file": line["test"].split("::")[0], "test": line["test"],
                           "what": "the guard changed a test's outcome: it failed under the "
                                   "guard, passed without it and did not pass under it again",
                           "how": f"under the guard: {line.get('reason', '')}; once more "
-                                 f"under it: {second} {again.get('guarded_again_reason', '')}"
+                                 f"under it: {second} {rerun.get('guarded_again_reason', '')}"
                                  .strip()})
         else:
             found.append({"file": line["collector"], "test": line.get("running", ""),

@@ -37,9 +37,9 @@ STAGE = "suite"   # the stage of every suite record: passes run by tests, not a 
 DEFAULT_MAX_BYTES = 8_000_000   # a module's JSON text above this is counted, not copied
 MAX_MODULES_PER_TEST = 200      # distinct modules copied per test (the rest counted)
 # Distinct modules copied per session (a guard-suite file): bounds a file's guard cost
-# deterministically (test order, not a clock). Measured on v0.26.0's tests: 2 of 401 files
-# copy more (test_frontend_onnx_backend.py 7162 modules in 359 of its 430 tests, 839 s
-# of guard on 62 s of tests; test_target_codegen_llvm.py 3690); the rest are counted.
+# deterministically (test order, not a clock): of v0.26.0's test files only the two
+# largest generators of modules copy more (docs/explanation/benchmarks.md); the rest are
+# counted.
 DEFAULT_MAX_MODULES = 3000
 
 

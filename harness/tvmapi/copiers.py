@@ -26,8 +26,8 @@ def deepcopy(obj):
 
 def deepcopy_from_text(obj, json_text: str):
     """The copy `deepcopy(obj)` makes, made from `json_text`, save_json's text of `obj`,
-    instead of serializing `obj` a second time: a weight-heavy module's save is half its
-    deepcopy (vgg11: 10 s of 21), and the guard has the text already (its fingerprint).
+    instead of serializing `obj` a second time: a weight-heavy module's save is about half
+    its deepcopy, and the guard has the text already (its fingerprint).
 
     Only where TVM's deepcopy is tvm_ffi's pickling protocol, as on every release
     supported: the state is `to_json_graph_str(obj, None)`, the same serializer's graph as
@@ -162,8 +162,8 @@ def tvmscript_copy(mod):
     """Print to TVMScript and parse back, the tensor constants bound outside the text.
 
     The copier's job is the IR text; the constants' bytes are JSON's (show_meta prints
-    them as a JSON metadata section: measured 5.1 s of yolov3-tiny's and 19.8 s of
-    light_resnet50's check). Each relax function's non-scalar tensor constants become extra
+    them as a JSON metadata section, most of a weight-heavy model's copy time: docs'
+    benchmarks). Each relax function's non-scalar tensor constants become extra
     parameters (`_harness_constant_N`) before printing and are bound back, the same
     objects, after parsing (Function.bind_params); scalars and other literals (a dtype)
     stay in the text, where the printer writes them inline. A copy that then differs

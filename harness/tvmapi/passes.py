@@ -79,10 +79,11 @@ def _build(name: str, wrapper, args: tuple, call: str, tir: bool) -> RegisteredP
                               tir)
     except ValueError:   # no signature to read (a builtin): the call below answers
         pass
-    made = classify.Call.of(f"pass:{name}", wrapper, *args)   # ours leaves as a HarnessBug
-    if not made.ok:   # TVM's reason is the report
-        return RegisteredPass(name, None, call, f"needs arguments: {made.detail[:200]}", tir)
-    built = made.value
+    construction = classify.Call.of(f"pass:{name}", wrapper, *args)   # ours: a HarnessBug
+    if not construction.ok:   # TVM's reason is the report
+        return RegisteredPass(name, None, call,
+                              f"needs arguments: {construction.detail[:200]}", tir)
+    built = construction.value
     if not isinstance(built, tvm.transform.Pass):
         return RegisteredPass(name, None, call,
                               f"not a pass constructor (returns {type(built).__name__})", tir)

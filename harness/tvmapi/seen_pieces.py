@@ -94,9 +94,9 @@ class SeenPieces:
         handle = piece.__chandle__()
         if handle in self.pieces:
             return self.pieces[handle].hash
-        apart = isinstance(piece, _relax_function())
-        hashed, weights = piece_hash(piece, apart)
-        self.pieces[handle] = Piece(piece, label, index, hashed, apart)
+        weights_apart = isinstance(piece, _relax_function())
+        hashed, weights = piece_hash(piece, weights_apart)
+        self.pieces[handle] = Piece(piece, label, index, hashed, weights_apart)
         for tensor in weights:   # hashed whole, once each
             self._add(tensor, f"(a weight of {label})", index)
         return hashed

@@ -79,17 +79,17 @@ def _accepted(config_json: str, num_cores: int) -> str:
     with_cores = "num-cores" not in config
     for _ in range(len(config) + 2):
         candidate = {**config, "num-cores": num_cores} if with_cores else config
-        made = Call.of("", tvm().target.Target, candidate)
-        if made.ok:
+        created = Call.of("", tvm().target.Target, candidate)
+        if created.ok:
             return json.dumps(candidate)
-        text = str(made.error)   # TVM's refusal text decides
+        text = str(created.error)   # TVM's refusal text decides
         wants_array = _WANTS_ARRAY.search(text)
         if with_cores and "option 'num-cores'" in text:   # "Unknown config option ..."
             with_cores = False        # this kind takes no num-cores (cuda, c)
         elif wants_array and isinstance(config.get(wants_array.group(1)), str):
             config[wants_array.group(1)] = [config[wants_array.group(1)]]
         else:
-            raise BadInput(f"TVM refuses it: {made.detail}")
+            raise BadInput(f"TVM refuses it: {created.detail}")
     raise BadInput(f"TVM refuses it: {json.dumps(config)}")
 
 
