@@ -100,7 +100,7 @@ def _paths(config, case) -> list[str]:
     return ["extract"] + (["compile"] if COMPILE_TAG in case.tags else [])
 
 
-def _targets(config, case, path: str) -> list[str]:
+def targets_for(config, case, path: str) -> list[str]:
     """The chosen target; for a case tagged `compile` on the compile path, the device-free
     targets too (nightly items), unless --harness-target chose one."""
     chosen = config.getoption("harness_target")
@@ -156,7 +156,7 @@ def pytest_generate_tests(metafunc):
     chosen_target = metafunc.config.getoption("harness_target")
     for case in collected_cases(metafunc.config):
         for path, target in [(each, target) for each in _paths(metafunc.config, case)
-                             for target in _targets(metafunc.config, case, each)]:
+                             for target in targets_for(metafunc.config, case, each)]:
             other = "" if target == chosen_target else target   # in the id and group
             marks = [pytest.mark.xdist_group("-".join(filter(None, (case.id, path, other))))]
             if case.slow or path == "tune":

@@ -60,7 +60,7 @@ def test_origin_is_the_innermost_frame_through_a_callback_from_tvm(monkeypatch):
     monkeypatch.setattr(ir, "constant_tensor", ir.return_type)   # raises on any constant
     module = _module_with_a_tensor_constant()
     with pytest.raises(AttributeError) as raised:
-        copiers._lift_constants(module)
+        copiers.lift_constants(module)
     files = [frame.filename for frame in traceback.extract_tb(raised.value.__traceback__)]
     assert any(name.endswith("analysis.py") for name in files), files   # through TVM's visitor
     assert classify.origin(raised.value) == classify.HARNESS

@@ -310,11 +310,11 @@ def test_suite_entries_are_matched_by_signature_as_results_are(tmp_path, monkeyp
 
 
 def test_access_paths_match_exactly_or_with_star_only():
-    assert issue_entry._star_matches('a.functions[I.GlobalVar("main")]',
+    assert issue_entry.star_matches('a.functions[I.GlobalVar("main")]',
                                      'a.functions[I.GlobalVar("main")]')
-    assert not issue_entry._star_matches("a.f[0]", "a.f0")   # brackets are not classes
-    assert issue_entry._star_matches("*.dtype", "x.params[0].ty.dtype")
-    assert not issue_entry._star_matches("*.dtype", "x.params[0].ty")
+    assert not issue_entry.star_matches("a.f[0]", "a.f0")   # brackets are not classes
+    assert issue_entry.star_matches("*.dtype", "x.params[0].ty.dtype")
+    assert not issue_entry.star_matches("*.dtype", "x.params[0].ty")
 
 
 # ---- matched by signature first: known wherever the bug shows -------------

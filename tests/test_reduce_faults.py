@@ -84,7 +84,6 @@ def _reducer(tmp_path, monkeypatch) -> Reducer:
     fault seeded in this process reaches the edits), its checks faked: a candidate fails
     while it has a softmax."""
     from harness.process import child
-    from harness.reduce import driver
 
     def run_isolated(case, options, timeout, work=None):
         if work is None:
@@ -101,11 +100,10 @@ def _reducer(tmp_path, monkeypatch) -> Reducer:
         final = json.loads(events.read_text().splitlines()[-1])
         return Result.from_json(final["result"])
 
-    monkeypatch.setattr(driver, "run_isolated", run_isolated)
     out = tmp_path / "out"
     out.mkdir()
     reducer = Reducer(_module_file(tmp_path), Options(), str(out), budget=120, timeout=60,
-                      log=lambda text: None)
+                      log=lambda text: None, run_child=run_isolated)
     reducer.start(None, SIGNATURE, door="relax")
     return reducer
 

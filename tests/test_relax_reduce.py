@@ -22,7 +22,6 @@ def _fake(tmp_path, monkeypatch, ops: list[str]):
     """A reducer whose children are faked (no TVM): a module file holds a JSON list of op
     names, an edit task edits the list, and a check fails where a softmax reads a matmul
     (the seeded fault below, in miniature)."""
-    from harness.reduce import driver
     asked, checked = [], []
 
     def run_isolated(case, options, timeout, work=None):
@@ -50,9 +49,8 @@ def _fake(tmp_path, monkeypatch, ops: list[str]):
         result.task_output = {"path": path, "bindings": len(made), "elements": 0,
                               "constants": 0, "label": f"{task['edit']} {index}"}
         return result
-    monkeypatch.setattr(driver, "run_isolated", run_isolated)
     reducer = Reducer("fake", Options(), str(tmp_path), budget=60, timeout=60,
-                      log=lambda text: None)
+                      log=lambda text: None, run_child=run_isolated)
     reducer.start(None, Signature("error", "injected", "injected", "E: x"), door="relax")
     module = RelaxModule(json.dumps(ops).encode(), ".py", len(ops))
     reducer.save(module)

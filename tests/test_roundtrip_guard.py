@@ -221,7 +221,7 @@ def test_the_tvmscript_copier_binds_constants_outside_the_text():
     """The constants travel as the same objects, not as a JSON metadata section: the text
     the copier prints has none, and the copy is the module."""
     mod = doors.to_relax(catalog.resolve(SMALL_CASE).model())
-    lifted, constants = copiers._lift_constants(mod)
+    lifted, constants = copiers.lift_constants(mod)
     assert sum(len(found) for found in constants.values()) == 2   # the graph's two weights
     assert "metadata[" not in lifted.script(show_meta=False)
     copy = copiers.tvmscript_copy(mod)
@@ -239,7 +239,7 @@ def test_a_tensor_in_a_function_attribute_is_copied_with_the_metadata_not_blamed
     weights = execute._to_device(numpy.ones((2, 2), "float32"))
     main = mod["main"].with_attr("params", [weights])
     mod = ir.with_function(mod, mod.get_global_var("main"), main)
-    lifted, _ = copiers._lift_constants(mod)
+    lifted, _ = copiers.lift_constants(mod)
     with pytest.raises(copiers.CopierUnparsable, match="metadata"):   # the shortcut alone
         copiers._printed_and_parsed(lifted, show_meta=False)
     copy = copiers.tvmscript_copy(mod)

@@ -139,8 +139,8 @@ def test_the_nightly_compiles_the_compile_cases_for_the_device_free_targets():
     config = types.SimpleNamespace(getoption=lambda name: "llvm")
     tagged = types.SimpleNamespace(tags=(pytest_plugin.COMPILE_TAG,))
     nightly = ["llvm", *pytest_plugin.NIGHTLY_TARGETS]
-    assert pytest_plugin._targets(config, tagged, "compile") == nightly
-    assert pytest_plugin._targets(config, tagged, "extract") == ["llvm"]
-    assert pytest_plugin._targets(config, types.SimpleNamespace(tags=()), "compile") == ["llvm"]
+    assert pytest_plugin.targets_for(config, tagged, "compile") == nightly
+    assert pytest_plugin.targets_for(config, tagged, "extract") == ["llvm"]
+    assert pytest_plugin.targets_for(config, types.SimpleNamespace(tags=()), "compile") == ["llvm"]
     chosen = types.SimpleNamespace(getoption=lambda name: "metal")
-    assert pytest_plugin._targets(chosen, tagged, "compile") == ["metal"]
+    assert pytest_plugin.targets_for(chosen, tagged, "compile") == ["metal"]

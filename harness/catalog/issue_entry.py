@@ -118,12 +118,12 @@ class KnownIssue:
         it may be matched is `candidates`' question)."""
         if violation.kind != self.verdict or (self.stage and self.stage != violation.stage):
             return False
-        if self.access_path and not _star_matches(self.access_path, violation.access_path):
+        if self.access_path and not star_matches(self.access_path, violation.access_path):
             return False
         if (self.phase and self.phase != violation.phase) or (
                 self.copier and self.copier != violation.copier):
             return False
-        if self.message and not any(_star_matches(pattern, Signature.of(violation).message)
+        if self.message and not any(star_matches(pattern, Signature.of(violation).message)
                                     for pattern in self.message):
             return False
         return not self.pass_name or fnmatch.fnmatch(violation.pass_name or "", self.pass_name)
@@ -155,7 +155,7 @@ class KnownIssue:
         return f"{self.verdict}{where}{said} ({self.reference})"
 
 
-def _star_matches(pattern: str, text: str) -> bool:
+def star_matches(pattern: str, text: str) -> bool:
     """An entry's access path or message: exact, or with `*` standing for any text (the
     only wildcard: access paths and messages are full of brackets, `msgs[i]`, which
     fnmatch would read as classes)."""

@@ -89,9 +89,14 @@ class Seen:
 
 
 class Reducer:
+    """One reduction: the state on disk, the phases run in order, each candidate checked in
+    a child. `run_child` is how a child is run (process.isolate.run_isolated; a test hands
+    a fake one in, with the same signature)."""
+
     def __init__(self, case: str, options: Options, out_dir: str, budget: float,
-                 timeout: float, log=None):
+                 timeout: float, log=None, run_child=None):
         self.case, self.options, self.out_dir = case, options, out_dir
+        self.run_child = run_child or run_isolated
         self.budget, self.timeout = budget, timeout
         self.log = log or (lambda text: print(f"reduce: {text}", file=sys.stderr, flush=True))
         self.started = time.monotonic()
@@ -104,13 +109,14 @@ class Reducer:
 
     def ask(self, source: str, task: dict, what: str) -> Result:
         """A child's answer to a reducer's task on `source` (HarnessStopped: ours failed)."""
-        result = run_isolated(source, self.options, timeout=self.timeout, work=Work.task(task))
+        result = self.run_child(source, self.options, timeout=self.timeout,
+                                work=Work.task(task))
         _stop_if_ours(result, what)
         return result
 
     def check(self, model) -> Result:
         path = kinds.of(model).write(model, os.path.join(self.out_dir, "candidate"))
-        return run_isolated(path, self.options, timeout=self.timeout)
+        return self.run_child(path, self.options, timeout=self.timeout)
 
     def interesting(self, model) -> bool:
         kind = kinds.of(model)

@@ -170,7 +170,7 @@ def tvmscript_copy(mod):
     from the original is checked again by `tvmscript_copy_with_meta`
     (`tvmscript_copy.confirm`), the whole module printed, so a difference is reported
     only as plain TVMScript shows it."""
-    lifted, constants = _lift_constants(mod)
+    lifted, constants = lift_constants(mod)
     if not constants:   # none, or a function not normalized yet (lifting would normalize it)
         return tvmscript_copy_with_meta(mod)
     try:
@@ -184,7 +184,7 @@ def tvmscript_copy(mod):
     return _bind_constants(parsed, constants)
 
 
-def _lift_constants(mod):
+def lift_constants(mod):
     """(mod with each relax function's non-scalar tensor constants as trailing parameters,
     {function name: {parameter name: the Constant}}); (mod, {}) when a function is not
     normalized yet. A mutator normalizes what it visits, in place (the types of hand-built
