@@ -12,6 +12,7 @@ import glob
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 
 import pytest
@@ -99,3 +100,38 @@ def test_the_readme_is_a_five_minute_read_whose_links_resolve():
     links = re.findall(r"\]\(((?:docs/)[^)#]+)(?:#[^)]*)?\)", text)
     assert len(links) > 10
     assert not [link for link in links if not os.path.exists(os.path.join(ROOT, link))]
+
+
+def shown_commands(text: str) -> list[str]:
+    """The `python -m harness ...` command lines of a page's sh and console blocks."""
+    commands = []
+    for block in re.findall(r"```(?:sh|console)\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            found = re.search(r"python -m harness (.*)", line.strip().removeprefix("$ "))
+            if found:
+                commands.append(re.split(r" #|;| >| \|", found.group(1))[0])
+    return commands
+
+
+def unparsable(commands: list[str]) -> list[str]:
+    from harness.cli.main import build_parser
+    from harness.verdict import BadInput
+    parser, refused = build_parser(), []
+    for command in commands:
+        try:
+            parser.parse_args(shlex.split(command))
+        except (BadInput, SystemExit) as exc:
+            refused.append(f"{command}: {exc}")
+    return refused
+
+
+def test_every_command_the_readme_and_guides_show_parses():
+    """A command a reader copies from the README, a tutorial or a how-to guide is one the
+    CLI takes: an option renamed or removed fails here, naming the page's line."""
+    pages = [os.path.join(ROOT, "README.md")] + sorted(
+        glob.glob(os.path.join(ROOT, "docs", "tutorials", "*.md"))
+        + glob.glob(os.path.join(ROOT, "docs", "how-to", "*.md")))
+    commands = [command for page in pages for command in shown_commands(open(page).read())]
+    assert len(commands) > 20
+    assert not unparsable(commands)
+    assert unparsable(["check model.onnx --no-such-option", "reduce"])   # seeded: both refused
