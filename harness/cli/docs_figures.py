@@ -136,16 +136,26 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite every figure block")
     args = parser.parse_args(argv)
-    if args.write:
-        for page in pages():
-            with open(page) as handle:
-                text = handle.read()
-            new = refreshed(text, page)
-            if new != text:
-                with open(page, "w") as handle:
-                    handle.write(new)
-                print(f"wrote {os.path.relpath(page, paths.REPO_ROOT)}")
-        return 0
+    try:
+        return _write() if args.write else _check()
+    except KeyError as exc:   # a block naming no figure: the page's to fix
+        print(f"docs_figures: {exc.args[0]}", file=sys.stderr)
+        return 2
+
+
+def _write() -> int:
+    for page in pages():
+        with open(page) as handle:
+            text = handle.read()
+        new = refreshed(text, page)
+        if new != text:
+            with open(page, "w") as handle:
+                handle.write(new)
+            print(f"wrote {os.path.relpath(page, paths.REPO_ROOT)}")
+    return 0
+
+
+def _check() -> int:
     stale = stale_figures()
     for line in stale:
         print(f"{line} is stale: python -m harness.cli.docs_figures --write")
