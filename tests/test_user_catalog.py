@@ -87,3 +87,15 @@ def test_the_plugins_fixture_works_in_a_users_own_tests(tmp_path):
     # by the built-in one
     assert "3 passed" in summary and "3 xfailed" in summary, summary
     assert "ours: ConvertLayout on dropout" in proc.stdout
+
+
+def test_a_registry_that_does_not_read_is_refused_before_any_work(tmp_path):
+    """A registry file of a --cases folder that is not TOML is the folder's to fix: one line,
+    exit 2, before the check runs (it once surfaced only when the check's result was
+    judged, after the whole path)."""
+    from helpers import cli_here
+    (tmp_path / "known_issues").mkdir()
+    (tmp_path / "known_issues" / "a.toml").write_text("[[issue]\n")
+    code, out, err = cli_here("check", "conv-reshape-concat", "--cases", tmp_path)
+    assert code == 2, (out, err)
+    assert "a.toml is not valid TOML" in err and "import ..." not in err

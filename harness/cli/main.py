@@ -252,12 +252,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_user_cases(folders: list[str]) -> None:
-    """--cases DIR: through the environment, so every child sees the same catalog."""
+    """--cases DIR: through the environment, so every child sees the same catalog. A
+    folder that does not exist, or a registry that does not read, is bad input now,
+    before any work (not after a check, when its result is judged)."""
     if folders:
         present = os.environ.get(catalog.USER_CASES, "")
         os.environ[catalog.USER_CASES] = os.pathsep.join(
             [p for p in present.split(os.pathsep) if p] + [os.path.abspath(f) for f in folders])
-        catalog.case_dirs()   # a folder that does not exist is bad input now
+    if os.environ.get(catalog.USER_CASES):
+        catalog.case_dirs()
+        known_issues.registry()
 
 
 def _extra_commands():
