@@ -31,8 +31,8 @@ EXIT_CODES = (
                     "not blamed"),
     (EXIT_CANNOT_TEST, "cannot test here: an unsupported operator, TVM or a door's extra "
                        "missing (git bisect run: skip this revision)"),
-    (EXIT_INTERRUPTED, "interrupted (Ctrl-C): every finished row is kept, --resume runs "
-                       "the rest"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C): the finished work is kept; the same command "
+                       "with --resume does the rest"),
     (EXIT_TERMINATED, "terminated (SIGTERM, a cancelled CI job): kept and stopped the same way"),
 )
 
