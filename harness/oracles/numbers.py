@@ -14,7 +14,7 @@ a framework's kernels, a pass skipped) agree within |got - want| <= atol + rtol 
 with atol scaled by the output's magnitude (max |want|, at least 1): float32 rtol 1e-4 and
 atol 1e-4 x scale, float16 1e-2, bfloat16 2e-2, float64 1e-9; integers and booleans exactly.
 On the clean catalog the largest error of an agreement used 6.9 % of its tolerance (each
-comparison's `headroom` in the report rows; docs/explanation/findings.md, "Wrong answers").
+comparison's `headroom` in the report rows; docs/explanation/findings/wrong-answers.md).
 NaN matches NaN and an infinity its own sign.
 """
 from __future__ import annotations
