@@ -58,10 +58,17 @@ class Door:
     #                        (model.onnx beside it), else the loader template that runs
     #                        the door's recipe (runner/templates/load_NAME.py.tmpl)
     by_name_only = False   # a twin or route of another door's files: `NAME:FILE` only
+    py_binds = ""          # the module-level name that makes a .py file this door's ("":
+    #                        every .py of its suffixes), for doors that share .py files
 
     def claims(self, path: str) -> bool:
-        """This file is this door's (by its suffix; a door may look inside, cheaply)."""
-        return path.endswith(self.suffixes)
+        """This file is this door's: by its suffix, and a .py by the name it binds (doors
+        share .py files; each claims those that define its name, in DOORS' order)."""
+        if self.by_name_only or not path.endswith(self.suffixes):
+            return False
+        if path.endswith(".py") and self.py_binds:
+            return self.defines(path, self.py_binds)
+        return True
 
     @staticmethod
     def defines(path: str, name: str) -> bool:

@@ -54,11 +54,9 @@ class NNDoor(Door):
     name = "nn"
     frontend = "relax.frontend.nn"
     suffixes = (".py",)
+    py_binds = MODEL   # before the Relax door takes the rest
     reproducer = "nn"
 
-    def claims(self, path: str) -> bool:
-        """A .py that defines MODEL at module level (before the Relax door takes the rest)."""
-        return self.defines(path, MODEL)
 
     def validate(self, path: str) -> None:
         if MODEL not in python_file.top_level_names(python_file.parse(path)):

@@ -66,12 +66,10 @@ class StableHLODoor(Door):
     name = "stablehlo"
     frontend = "StableHLO"
     suffixes = (".mlir", ".py")
+    py_binds = FUNCTION
     extra = EXTRA
     reference = "JAX"
     reproducer = "stablehlo"
-
-    def claims(self, path: str) -> bool:
-        return path.endswith(".mlir") or self.defines(path, FUNCTION)
 
     def validate(self, path: str) -> None:
         if path.endswith(".mlir"):

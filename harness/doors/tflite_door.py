@@ -81,12 +81,10 @@ class TFLiteDoor(Door):
     name = "tflite"
     frontend = "TFLite"
     suffixes = (".tflite", ".py")
+    py_binds = MODEL
     extra = EXTRA
     reference = "TFLite interpreter"
     reproducer = "tflite"
-
-    def claims(self, path: str) -> bool:
-        return path.endswith(".tflite") or self.defines(path, MODEL)
 
     def validate(self, path: str) -> None:
         if path.endswith(".tflite"):

@@ -135,13 +135,10 @@ class TorchDoor(Door):
     name = "torch"
     frontend = "PyTorch"
     suffixes = (".py", ".pt2")
+    py_binds = INPUTS   # any other .py is Relax's
     extra = "torch"
     reference = "PyTorch"
     reproducer = "torch"
-
-    def claims(self, path: str) -> bool:
-        """A .pt2, or a .py that defines `example_inputs` (any other .py is Relax's)."""
-        return path.endswith(".pt2") or self.defines(path, INPUTS)
 
     def validate(self, path: str) -> None:
         if path.endswith(".pt2"):
@@ -204,9 +201,6 @@ class TorchTwinDoor(TorchDoor):
     onnx_graph = True
     reference = "onnxruntime"
     reproducer = "onnx"
-
-    def claims(self, path: str) -> bool:
-        return False
 
     def load(self, path: str):
         return super().load(path).onnx_twin()

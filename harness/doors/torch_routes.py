@@ -122,9 +122,6 @@ class _RouteDoor(TorchDoor):
     reproducer = "torch_route"
     onnx_graph = False
 
-    def claims(self, path: str) -> bool:
-        return False   # asked for by name: a model file is the torch.export door's
-
     def validate(self, path: str) -> None:
         if path.endswith(".pt2"):
             raise BadInput(f"{path}: a saved ExportedProgram has no nn.Module for "
