@@ -16,11 +16,17 @@ import traceback
 from harness.verdict import BadInput, first_line
 
 
-def read(path: str) -> str:
+def existing(path: str) -> str:
+    """`path`, a file that is there (BadInput naming what it is instead)."""
     if not os.path.exists(path):
         raise BadInput(f"no such file: {path}")
     if os.path.isdir(path):
         raise BadInput(f"{path} is a directory; pass a model file or a case id")
+    return path
+
+
+def read(path: str) -> str:
+    existing(path)
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()

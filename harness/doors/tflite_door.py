@@ -88,7 +88,7 @@ class TFLiteDoor(Door):
 
     def validate(self, path: str) -> None:
         if path.endswith(".tflite"):
-            with open(_existing(path), "rb") as handle:
+            with open(python_file.existing(path), "rb") as handle:
                 check_flatbuffer(handle.read(8), path)
             return
         self.require_names(path, "TFLite",
@@ -97,7 +97,7 @@ class TFLiteDoor(Door):
     def load(self, path: str) -> TFLiteModel:
         require(EXTRA, "tflite")
         if path.endswith(".tflite"):
-            with open(_existing(path), "rb") as handle:
+            with open(python_file.existing(path), "rb") as handle:
                 flatbuffer = check_flatbuffer(handle.read(), path)
             recipe = f"flatbuffer = open({os.path.abspath(path)!r}, 'rb').read()"
             return TFLiteModel(path, flatbuffer, recipe)
@@ -155,12 +155,6 @@ class TFLiteDoor(Door):
             raise ReferenceUnavailable(f"the TFLite interpreter cannot run the model on the "
                                        f"drawn inputs: {type(exc).__name__}: "
                                        f"{first_line(exc)[:300]}") from None
-
-
-def _existing(path: str) -> str:
-    if not os.path.isfile(path):
-        raise BadInput(f"no such file: {path}")
-    return path
 
 
 DOOR = TFLiteDoor()

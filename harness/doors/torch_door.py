@@ -142,9 +142,7 @@ class TorchDoor(Door):
 
     def validate(self, path: str) -> None:
         if path.endswith(".pt2"):
-            if not os.path.isfile(path):
-                raise BadInput(f"no such file: {path}")
-            if not zipfile.is_zipfile(path):
+            if not zipfile.is_zipfile(python_file.existing(path)):
                 raise BadInput(f"{path} is not a saved ExportedProgram (not a zip archive); "
                                "write it with torch.export.save(program, PATH)")
             return
