@@ -9,6 +9,17 @@ import os
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def write_shared(path: str, data: str | bytes) -> None:
+    """Write a cache file that other processes (pytest's workers, shards) may write or read
+    at the same moment: into a file of this process's own, then renamed over `path`, so a
+    reader sees the whole old file or the whole new one."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    partial = f"{path}.{os.getpid()}.partial"
+    with open(partial, "wb") as handle:
+        handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+    os.replace(partial, path)
+
+
 def cache_dir() -> str:
     """The harness's cache: environments, generated models, memos, bisect states."""
     return os.environ.get("HARNESS_CACHE", os.path.join(REPO_ROOT, ".harness-cache"))

@@ -139,10 +139,6 @@ class _OpTypes:
         if not self.learned:
             return
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            partial = f"{self.path}.{os.getpid()}.partial"
-            with open(partial, "w") as handle:
-                json.dump(self.known, handle)
-            os.replace(partial, self.path)
+            paths.write_shared(self.path, json.dumps(self.known))
         except OSError:
             pass

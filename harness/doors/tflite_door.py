@@ -59,11 +59,7 @@ def _converted(path: str) -> bytes:
             return handle.read()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")   # TensorFlow's start-up chatter
     flatbuffer = check_flatbuffer(python_file.run(path).get(MODEL), path)
-    os.makedirs(folder, exist_ok=True)
-    partial = f"{cached}.{os.getpid()}.partial"
-    with open(partial, "wb") as handle:
-        handle.write(flatbuffer)
-    os.replace(partial, cached)
+    paths.write_shared(cached, flatbuffer)
     return flatbuffer
 
 

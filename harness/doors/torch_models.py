@@ -312,14 +312,10 @@ def listing() -> dict[str, list[str]]:
 def _listing(version: str) -> dict[str, list[str]]:
     path = os.path.join(paths.cache_dir(), "torch-export", f"torchvision{version}-models.json")
     if not os.path.exists(path):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         text = subprocess.run([sys.executable, "-m", "harness.doors.torch_models", "--list"],
                               capture_output=True, text=True, check=True,
                               cwd=paths.REPO_ROOT).stdout
-        partial = f"{path}.{os.getpid()}.partial"   # pytest's workers may list at once
-        with open(partial, "w") as handle:
-            handle.write(text)
-        os.replace(partial, path)
+        paths.write_shared(path, text)   # pytest's workers may list at once
     with open(path) as handle:
         return json.load(handle)
 

@@ -84,9 +84,4 @@ def remembered(copier: str, key: str) -> Remembered | None:
 
 def remember(copier: str, key: str, unsupported: str = "") -> None:
     """Keep a lossless verdict, or with `unsupported` the copier's reason for refusing."""
-    path = _entry(copier, key)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    partial = f"{path}.{os.getpid()}.partial"   # shards and workers share the folder
-    with open(partial, "w", encoding="utf-8") as handle:
-        handle.write(unsupported)
-    os.replace(partial, path)
+    paths.write_shared(_entry(copier, key), unsupported)   # shards and workers share it
