@@ -14,16 +14,15 @@ import os
 import platform
 import sys
 
+from harness.process import death
+
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 def machine() -> str:
     """'2 cores, 24 GiB, Intel(R) Xeon(R) ..., Linux x86_64': what the seconds depend on."""
-    memory, model = "", platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        with open("/proc/meminfo") as handle:
-            kib = int(handle.readline().split()[1])
-        memory = f", {round(kib / 2**20)} GiB"
+    kib, model = death.memory_kib(), platform.processor() or platform.machine()
+    memory = f", {round(kib / 2**20)} GiB" if kib else ""
     with contextlib.suppress(OSError, StopIteration):
         with open("/proc/cpuinfo") as handle:
             model = next(line.split(":", 1)[1].strip() for line in handle
