@@ -124,9 +124,7 @@ def parse_usage(usage: str) -> tuple[list[Shown], list[Shown], bool]:
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(action.choices)
+    return build_parser().commands
 
 
 def documented_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:

@@ -80,9 +80,7 @@ def commands() -> str:
 
 def _commands() -> list[tuple[str, str]]:
     from harness.cli.main import build_parser
-    parser = build_parser()
-    choices = parser._subparsers._group_actions[0]._choices_actions
-    return [(action.dest, action.help) for action in choices]
+    return list(build_parser().command_help.items())
 
 
 def registry_index() -> str:

@@ -41,6 +41,7 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.commands: dict[str, argparse.ArgumentParser] = {}   # the subcommands' parsers
+        self.command_help: dict[str, str] = {}   # each subcommand's one-line help
 
     def error(self, message):
         raise BadInput(f"{message}; see {self.prog} --help")
@@ -241,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     for register in _extra_commands():
         register(sub)
     parser.commands = dict(sub.choices)
+    parser.command_help = {action.dest: action.help for action in sub._choices_actions}
     for command in sub.choices.values():
         command.add_argument("--cases", dest="user_cases", action="append", metavar="DIR",
                              default=[],
