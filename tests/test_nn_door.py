@@ -162,6 +162,7 @@ def test_the_smallest_nn_case_passes_the_extract_path(tmp_path):
                                                                            "tvmscript"}
 
 
+@pytest.mark.nightly   # needs the tune extra, which the README's set-up does not install
 @pytest.mark.in_process_tvm   # a check run in this process
 def test_the_tune_path_cannot_test_a_symbolic_shape_model_and_says_why(tmp_path):
     """static_shape_tuning_pipeline tunes static-shape models: on nn-mlp (symbolic batch)

@@ -179,6 +179,7 @@ def test_the_op_generator_draws_a_reduction_and_shrinks_it_to_one_application():
     assert len(found.applications) == 1 and found.ops()[0] in seeded_ops.REDUCTIONS, found
 
 
+@pytest.mark.nightly   # 13 s, 40 programs; the default run's seeded op fault is the cumsum one
 def test_a_seeded_reduction_fault_is_found_and_shrunk_by_the_op_generator(
         tmp_path, only_the_seeded_fault_is_news, monkeypatch):
     """Also: the shrinker draws one program many times, and each is checked once."""

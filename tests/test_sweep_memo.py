@@ -209,6 +209,7 @@ def _as_checked(row: dict) -> dict:
             if key not in ("seconds", "remembered", "judged")}
 
 
+@pytest.mark.nightly   # 13 s, two sweeps; the default run's seeded memo fault is the span test
 def test_an_input_swept_twice_is_remembered_with_the_row_its_check_gives():
     """node-concat's layouts give one module at legalized (ConvertLayout finds no conv): the
     second is answered from the first, byte for byte the row --no-memo computes; the

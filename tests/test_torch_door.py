@@ -53,6 +53,7 @@ def test_without_torch_a_torch_case_cannot_be_tested_and_names_the_extra(tmp_pat
 
 
 @needs_torch
+@pytest.mark.nightly   # 10 s: exports BERT; the export cache is read by every torch case
 def test_an_export_is_made_once_per_torch_version(tmp_path, monkeypatch):
     """The exported program is cached per (torch, torchvision, transformers) version: a
     second run does not export again."""
