@@ -59,6 +59,15 @@ class AnswerRecord:
 
 
 @dataclasses.dataclass
+class ConverterRecord:
+    """The converters of TVM's frontend an import looked up, in first-use order
+    (tvmapi.frontend_reach): what the reach map counts as exercised."""
+    frontend: str            # the converter map: onnx, exported_program, fx, tflite, stablehlo
+    used: list[str] = dataclasses.field(default_factory=list)
+    measurable: bool = True  # False: no map on this door, or this TVM hides it
+
+
+@dataclasses.dataclass
 class Result:
     case: str
     verdict: Outcome = Outcome.PASS
@@ -78,6 +87,7 @@ class Result:
     reproducer: str | None = None    # repro.py the child wrote, when it was asked to
     reproducer_error: str = ""       # why it could not write it (the verdict stands)
     task_output: dict | None = None  # what a child asked for a task (no check) answered
+    converters: ConverterRecord | None = None   # the import's frontend converters
 
     def __post_init__(self):
         self.verdict = worst([self.verdict])   # a name read back becomes a member
@@ -108,8 +118,9 @@ class Result:
         data = dataclasses.asdict(self)
         data["violations"] = [v.to_json() for v in self.violations]
         data["outcome_count"] = self.outcome_count
-        if data["task_output"] is None:   # only the reducer's task children answer one
-            del data["task_output"]
+        for optional in ("task_output", "converters"):   # absent where nothing was asked
+            if data[optional] is None:
+                del data[optional]
         return data
 
     @classmethod
@@ -122,4 +133,6 @@ class Result:
         data["passes"] = [PassRecord(**p) for p in data.get("passes", [])]
         data["copiers"] = [CopierRecord(**c) for c in data.get("copiers", [])]
         data["answers"] = [AnswerRecord(**a) for a in data.get("answers", [])]
+        if data.get("converters") is not None:
+            data["converters"] = ConverterRecord(**data["converters"])
         return cls(**data)   # an unknown verdict read back is a harness error

@@ -31,6 +31,7 @@ LAYERS = {
     "reduce": ("reduce/",),
     "suite": ("suite/",),
     "versions": ("versions/",),
+    "reach": ("reach/",),
     "cli": ("cli/", "pytest_plugin.py", "__main__.py"),
 }
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}

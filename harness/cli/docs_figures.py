@@ -96,8 +96,28 @@ def registry_index() -> str:
     return "\n".join(rows)
 
 
+# The reach map as last measured (`python -m harness reach --all --json > REACH_FILE`):
+# measuring imports every case through TVM, which a figure must not; the file is the data.
+REACH_FILE = os.path.join("docs", "reference", "reach.json")
+
+
+def reach() -> str:
+    """The reach map: each frontend's converters and how many the corpus exercises."""
+    import json
+
+    from harness.reach import reach_map
+    with open(os.path.join(paths.REPO_ROOT, REACH_FILE)) as handle:
+        measured = json.load(handle)
+    stack = measured.get("versions", {})
+    selection = " ".join(f"`{pattern}`" for pattern in measured.get("selection", []))
+    return (reach_map.table(measured) + f"\n\nMeasured on apache-tvm {stack.get('tvm_version')}"
+            f" / apache-tvm-ffi {stack.get('tvm_ffi_version')} over {selection}; the data: "
+            f"`{REACH_FILE}`.")
+
+
 FIGURES = {"outcomes": outcomes, "exit-codes": exit_codes, "doors": door_table,
-           "numbers": numbers, "commands": commands, "registry-index": registry_index}
+           "numbers": numbers, "commands": commands, "registry-index": registry_index,
+           "reach": reach}
 
 
 def pages(root: str = paths.REPO_ROOT) -> list[str]:

@@ -279,6 +279,7 @@ def _extra_commands():
         merge,
         nightly_shard,
         passes,
+        reach,
         reduce,
         report,
         reproducers,
@@ -288,7 +289,7 @@ def _extra_commands():
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
             bisect_step.register, matrix.register, envs.register, reduce.register,
             passes.register, reproducers.register, upstream.register, guard_suite.register,
-            merge.register, nightly_shard.register, watch.register]
+            merge.register, nightly_shard.register, watch.register, reach.register]
 
 
 def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:

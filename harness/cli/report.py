@@ -50,6 +50,10 @@ def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
                          "detail": record.detail[:300]}
                         for record in result.answers],
             "tvm_version": result.tvm_version, "tvm_ffi_version": result.tvm_ffi_version,
+            # the frontend converters the import looked up: `reach --from report.json`
+            "converters": ({"frontend": result.converters.frontend,
+                            "used": result.converters.used}
+                           if result.converters and result.converters.measurable else None),
             "judged": carry.judged(result)}
 
 

@@ -27,7 +27,8 @@ from harness.doors.torch_models import ExportRefused, TorchModel, TorchUnavailab
 from harness.verdict import BadInput
 
 __all__ = ["DOORS", "Door", "ExportRefused", "ExtraUnavailable", "ReferenceUnavailable",
-           "TorchModel", "TorchUnavailable", "answer", "described", "for_file", "named",
+           "TorchModel", "TorchUnavailable", "answer", "converter_map", "described",
+           "for_file", "named",
            "of_model", "second_answer", "to_relax"]
 
 # The order files are offered in: each door that shares .py files claims those that
@@ -87,6 +88,11 @@ def second_answer(model, arrays: list) -> tuple[str, list]:
     if not door.second_reference:
         raise ReferenceUnavailable(f"the {door.name} door has no second reference")
     return door.second_reference, door.second_answer(model, arrays)
+
+
+def converter_map(model) -> str | None:
+    """The frontend converter map this model's import goes through (None: none)."""
+    return of_model(model).converter_map
 
 
 def to_relax(model):

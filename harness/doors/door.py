@@ -60,6 +60,8 @@ class Door:
     by_name_only = False   # a twin or route of another door's files: `NAME:FILE` only
     py_binds = ""          # the module-level name that makes a .py file this door's ("":
     #                        every .py of its suffixes), for doors that share .py files
+    converter_map: str | None = None   # the frontend's operator -> converter map its
+    #                        import goes through (tvmapi.frontend_reach), None: none
 
     def claims(self, path: str) -> bool:
         """This file is this door's: by its suffix, and a .py by the name it binds (doors

@@ -17,6 +17,7 @@ class OnnxDoor(Door):
     reference = "onnxruntime"
     second_reference = "onnx.reference"
     reproducer = "onnx"
+    converter_map = "onnx"
 
     def validate(self, path: str) -> None:
         load_file(path)
@@ -42,6 +43,15 @@ class OnnxDoor(Door):
         return graph_inputs(onnx.load(path, load_external_data=False))
 
 
+def _refuse_random(model) -> None:
+    """A Dropout with a training_mode input may answer at random: no reference can be
+    compared with it (each framework draws its own mask)."""
+    if any(node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]
+           for node in model.graph.node):
+        raise ReferenceUnavailable("a Dropout with a training_mode input: its answer may be "
+                                   "drawn at random (excluded by rule)")
+
+
 def graph_inputs(model) -> dict:
     """{input name: shape (a symbolic dimension by its name)} of an ONNX graph."""
     initializers = {init.name for init in model.graph.initializer}
@@ -58,10 +68,7 @@ def onnxruntime_answer(model, arrays: list) -> list:
     except ImportError:
         raise ReferenceUnavailable("onnxruntime is not installed: pip install -e '.[test]'") \
             from None
-    if any(node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]
-           for node in model.graph.node):
-        raise ReferenceUnavailable("a Dropout with a training_mode input: its answer may be "
-                                   "drawn at random (excluded by rule)")
+    _refuse_random(model)
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 3
@@ -87,6 +94,7 @@ def reference_answer(model, arrays: list) -> list:
         raise ReferenceUnavailable(f"onnx.reference is asked about graphs of at most "
                                    f"{REFERENCE_NODES} nodes (this one has "
                                    f"{len(model.graph.node)})")
+    _refuse_random(model)
     from onnx.reference import ReferenceEvaluator
     try:
         evaluator = ReferenceEvaluator(model)
@@ -98,7 +106,10 @@ def reference_answer(model, arrays: list) -> list:
 
 
 def numpy_array(value):
+    """An output as numpy: a sequence output stays a list of arrays (ragged ones too)."""
     import numpy
+    if isinstance(value, list):
+        return [numpy.asarray(item) for item in value]
     return numpy.asarray(value)
 
 

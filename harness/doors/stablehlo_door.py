@@ -70,6 +70,7 @@ class StableHLODoor(Door):
     extra = EXTRA
     reference = "JAX"
     reproducer = "stablehlo"
+    converter_map = "stablehlo"
 
     def validate(self, path: str) -> None:
         if path.endswith(".mlir"):

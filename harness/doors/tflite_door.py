@@ -81,6 +81,7 @@ class TFLiteDoor(Door):
     extra = EXTRA
     reference = "TFLite interpreter"
     reproducer = "tflite"
+    converter_map = "tflite"
 
     def validate(self, path: str) -> None:
         if path.endswith(".tflite"):

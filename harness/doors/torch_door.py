@@ -139,6 +139,7 @@ class TorchDoor(Door):
     extra = "torch"
     reference = "PyTorch"
     reproducer = "torch"
+    converter_map = "exported_program"
 
     def validate(self, path: str) -> None:
         if path.endswith(".pt2"):
@@ -199,6 +200,7 @@ class TorchTwinDoor(TorchDoor):
     onnx_graph = True
     reference = "onnxruntime"
     reproducer = "onnx"
+    converter_map = "onnx"
 
     def load(self, path: str):
         return super().load(path).onnx_twin()

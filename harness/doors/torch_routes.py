@@ -120,6 +120,7 @@ class _RouteDoor(TorchDoor):
     suffixes = (".py",)
     by_name_only = True
     reproducer = "torch_route"
+    converter_map = "fx"     # torch.compile's relax_dynamo calls from_fx too
     onnx_graph = False
 
     def validate(self, path: str) -> None:

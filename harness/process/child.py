@@ -21,7 +21,7 @@ import time
 from harness import classify, doors
 from harness.catalog import cases as catalog
 from harness.options import Options
-from harness.process.work import CROSS_RELEASE, REPRODUCER, TASK, VALIDATE, Work
+from harness.process.work import CROSS_RELEASE, IMPORT, REPRODUCER, TASK, VALIDATE, Work
 from harness.result import Result, StageRecord
 from harness.runner import cross_release, reproducer, reproducer_spec, sweep_input
 from harness.signature import Signature
@@ -96,7 +96,7 @@ def run_spec(spec: dict, emit, workdir: str) -> Result:
         # Write only: the check itself crashed or hung in an earlier child.
         violation = Violation.from_json(request["violation"])
     else:
-        result = runner.run_model(model, result)
+        result = runner.run_model(model, result, import_only=kind == IMPORT)
         violation = Signature.from_json(request["signature"]).first_in(result) \
             if request else None
     if violation is not None:

@@ -8,7 +8,8 @@ VALIDATE = "validate"            # build the path (target, stages, injected pass
 REPRODUCER = "reproducer"        # check, then write repro.py for the violation of a signature
 CROSS_RELEASE = "cross-release"  # one half of a case across two releases, not the check
 TASK = "task"                    # the Relax-level reducer's export or edit, not the check
-KINDS = (VALIDATE, REPRODUCER, CROSS_RELEASE, TASK)
+IMPORT = "import"                # the import stage alone: the converters it used (reach)
+KINDS = (VALIDATE, REPRODUCER, CROSS_RELEASE, TASK, IMPORT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +40,11 @@ class Work:
     def task(cls, task: dict) -> Work:
         """The reducer's: write the imported module, or edit one (runner.relax_task)."""
         return cls(TASK, task)
+
+    @classmethod
+    def import_only(cls) -> Work:
+        """The model through its door's frontend, no path: what `reach` measures."""
+        return cls(IMPORT)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "request": self.request}

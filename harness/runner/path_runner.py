@@ -26,9 +26,17 @@ from harness.oracles.answers import AnswerChecks, References
 from harness.oracles.copies import CopyChecks
 from harness.oracles.fingerprint import Fingerprint
 from harness.oracles.recorder import Emit, Recorder, no_emit
-from harness.result import Result, StageRecord
+from harness.result import ConverterRecord, Result, StageRecord
 from harness.runner.mutations import MutationBlame
-from harness.tvmapi import calls, compile_prefix, copiers, errors, loading, structure
+from harness.tvmapi import (
+    calls,
+    compile_prefix,
+    copiers,
+    errors,
+    frontend_reach,
+    loading,
+    structure,
+)
 from harness.tvmapi.guard_records import Watched
 from harness.tvmapi.pass_guard import PassGuard
 from harness.tvmapi.pipelines import Pipeline, build, runs_here
@@ -37,11 +45,13 @@ from harness.verdict import Outcome, Phase, Violation
 Stop = Callable[[Result], bool]   # True: the result is decided, skip the remaining checks
 
 
-def import_model(model):
+def import_model(model, converters: ConverterRecord | None = None):
     """The door's frontend -> IRModule; an operator without a converter makes the case
-    untestable. Missing TVM or a door's extra: cannot test here (raised as it is)."""
-    imported = classify.Call.of("import", doors.to_relax, model,
-                                reraise=(loading.TVMUnavailable, doors.ExtraUnavailable))
+    untestable. Missing TVM or a door's extra: cannot test here (raised as it is).
+    `converters`, when given, receives the frontend's converters the import looked up."""
+    with frontend_reach.recording(doors.converter_map(model), converters):
+        imported = classify.Call.of("import", doors.to_relax, model,
+                                    reraise=(loading.TVMUnavailable, doors.ExtraUnavailable))
     if imported.ok:
         return imported.value, None
     kind = (Outcome.UNSUPPORTED if errors.is_unsupported_op_error(imported.error)
@@ -66,12 +76,14 @@ class PathRunner:
         self.pipeline: Pipeline = build(options)
         self.guard = PassGuard(emit, crash_input_path)
 
-    def run_model(self, model, result: Result) -> Result:
-        """Import a model through its door (the "import" stage), then check the path."""
+    def run_model(self, model, result: Result, import_only: bool = False) -> Result:
+        """Import a model through its door (the "import" stage), then check the path;
+        `import_only`: the import stage alone (the reach map's measurement)."""
         self.emit({"event": "stage-start", "name": "import"})
         started = time.perf_counter()
+        result.converters = ConverterRecord("")
         try:
-            source, failure = import_model(model)
+            source, failure = import_model(model, result.converters)
         except HarnessBug as bug:
             source, failure = None, Violation(Outcome.HARNESS_ERROR, "import", "(harness)",
                                               str(bug))
@@ -80,6 +92,8 @@ class PathRunner:
         self.emit({"event": "stage-end", **record.__dict__})
         if failure:
             Recorder(result, self.emit).violate(failure)
+            return result
+        if import_only:
             return result
         return self.run(source, result, References(model))
 
