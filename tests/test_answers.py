@@ -318,3 +318,43 @@ def test_the_reproducer_draws_the_same_inputs_as_the_harness():
     harness_drawn = numbers.draw(specs, 0, False)
     assert all(numpy.array_equal(a, b) for a, b in zip(drawn, harness_drawn, strict=True))
     assert os.path.basename(reproducer.TEMPLATES) == "templates"
+
+
+def test_a_sequence_output_compares_element_by_element_ragged_ones_too():
+    """ONNX Runtime answers a sequence output as a list of arrays (SplitToSequence's are of
+    several shapes); the compiled module's tuple is flattened in order. Compared as one
+    array, a ragged sequence raised in our own code: a harness-error on a TVM that was
+    right (node-split_to_sequence_2, 2026-12-07)."""
+    parts = [numpy.ones((2, 3), "float32"), numpy.ones((1, 3), "float32")]
+    assert numbers.compare([parts], list(parts), numbers.DIFFERENT_CODE).agree
+    wrong = [parts[0], numpy.zeros((1, 3), "float32")]
+    assert not numbers.compare([parts], wrong, numbers.DIFFERENT_CODE).agree
+
+
+@pytest.mark.in_process_tvm
+def test_a_shape_answer_is_one_int64_output_as_onnx_shape_answers():
+    """TVM's ONNX Shape converter returns `R.Shape` for a static input; its values are the
+    answer (int64[rank]), not one output per dimension: flattened so, every Shape node test
+    read as a wrong answer ("3 outputs where the reference has 1")."""
+    import tvm_ffi
+    [shape] = execute.flatten(tvm_ffi.Shape((3, 4, 5)))
+    assert shape.dtype == numpy.int64 and shape.tolist() == [3, 4, 5]
+    assert [array.tolist() for array in execute.flatten(tvm_ffi.Shape(()))] == [[]]
+
+
+def test_a_random_dropout_is_compared_with_no_reference():
+    """A Dropout in training mode draws its mask: neither ONNX Runtime nor onnx.reference
+    can be the answer (onnx.reference alone was asked, and 60 of 60 elements 'differed')."""
+    from onnx import TensorProto, helper
+
+    from harness.doors import ReferenceUnavailable, onnx_door
+    node = helper.make_node("Dropout", ["x", "ratio", "training"], ["y"])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [helper.make_tensor("ratio", TensorProto.FLOAT, [], [0.5]),
+         helper.make_tensor("training", TensorProto.BOOL, [], [True])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    for answer in (onnx_door.onnxruntime_answer, onnx_door.reference_answer):
+        with pytest.raises(ReferenceUnavailable, match="drawn at random"):
+            answer(model, [numpy.ones(2, "float32")])

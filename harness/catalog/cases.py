@@ -83,8 +83,12 @@ def _read_catalog(path: str, folder: str) -> list[Case]:
     except KeyError as exc:
         raise BadInput(f"{path}: every [[case]] needs an id and a source (missing {exc})") \
             from None
+    taken_ops: set[str] = set()   # what the onnx-node rules before an `others` rule took
     for rule in data.get("discover", []):
-        cases += [dataclasses.replace(case, base=folder) for case in discovery.discover(rule, slow)]
+        cases += [dataclasses.replace(case, base=folder)
+                  for case in discovery.discover(rule, slow, taken_ops)]
+        if rule.get("generated") == "onnx-node":
+            taken_ops |= set(rule.get("ops", []))
     return cases
 
 

@@ -16,11 +16,12 @@ from harness.catalog.case import Case, with_slow
 from harness.verdict import BadInput
 
 
-def discover(rule: dict, slow: set[str]) -> list[Case]:
+def discover(rule: dict, slow: set[str], taken_ops: set[str] = frozenset()) -> list[Case]:
     """The cases a [[discover]] rule finds: a folder of the onnx wheel's models, the ONNX
-    node tests, or the PyTorch door's models."""
+    node tests, or the PyTorch door's models. `taken_ops`: the operators earlier onnx-node
+    rules of the same catalog took (a rule with `others = true` takes the rest)."""
     if rule.get("generated") == "onnx-node":
-        return _discover_onnx_node(rule, slow)
+        return _discover_onnx_node(rule, slow, taken_ops)
     if rule.get("generated") == "torch":
         return _discover_torch(rule, slow)
     base = os.path.join(sources.onnx_data_dir(), rule["dir"])
@@ -69,23 +70,31 @@ class _Sample:
                            f"unknown cases {sorted(unknown)}")
 
 
-def _discover_onnx_node(rule: dict, slow: set[str]) -> list[Case]:
-    """The ONNX project's node tests whose operator touches layout (the rule's `default`
-    list is the default run's sample)."""
+def _discover_onnx_node(rule: dict, slow: set[str], taken_ops: set[str]) -> list[Case]:
+    """The ONNX project's node tests: those of the rule's `ops`, or with `others = true`
+    every test no earlier rule took and every `_expanded` variant (the same test through
+    the operator's function body: a small graph of other operators, tagged `expanded`).
+    The rule's `default` list is the default run's sample."""
     from harness.catalog import onnx_node
     wanted = set(rule.get("ops", []))
-    sample = _Sample(rule, "onnx-node")
+    others = bool(rule.get("others"))
+    sample = _Sample(rule, "onnx-node" + (" (others)" if others else ""))
     found = []
     for name, ops in sorted(onnx_node.manifest().items()):
-        # `_expanded` variants run the same test through the op's function body: other ops.
-        if "_expanded" in name or (wanted and not wanted & set(ops)):
+        expanded = "_expanded" in name
+        if others:
+            if not expanded and set(ops) & taken_ops:
+                continue
+        elif expanded or (wanted and not wanted & set(ops)):
             continue
         case_id = "node-" + name.removesuffix(".onnx").removeprefix("test_")
         for layout in rule.get("layouts", ["nchw"]):
             variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
             tags = with_slow(rule.get("tags", []), variant, slow)
-            tags += (("layout",) if layout != "nchw" else ()) + sample.tags(case_id)
-            found.append(Case(variant, "onnx-node:" + name, tags, layout))
+            tags += (("layout",) if layout != "nchw" else ()) + (("expanded",) if expanded
+                                                                 else ())
+            found.append(Case(variant, "onnx-node:" + name, tags + sample.tags(case_id),
+                              layout))
     sample.check(found)
     return found
 

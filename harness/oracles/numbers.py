@@ -104,6 +104,7 @@ def compare(want: list, got: list, code: str) -> Difference:
     """`got` against `want` output by output, under the policy for `code`."""
     import numpy
     found = Difference()
+    want, got = _flat(want), _flat(got)
     if len(want) != len(got):
         found.mismatch = f"{len(got)} outputs where the reference has {len(want)}"
         return found
@@ -120,6 +121,19 @@ def compare(want: list, got: list, code: str) -> Difference:
         found.headroom = max(found.headroom, used)
         found.mismatch = found.mismatch or mismatch
     return found
+
+
+def _flat(outputs) -> list:
+    """Outputs with every sequence (ONNX Runtime's answer for a sequence output is a list of
+    arrays, ragged ones too) spread in order, as the compiled module's tuples are
+    (tvmapi.execute.flatten): made one array, a ragged sequence was our exception."""
+    flat: list = []
+    for output in outputs:
+        if isinstance(output, (list, tuple)):
+            flat.extend(_flat(output))
+        else:
+            flat.append(output)
+    return flat
 
 
 def _one_output(index: int, want, got, rule: Tolerance) -> tuple[str, float, float, float]:

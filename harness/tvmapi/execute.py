@@ -72,10 +72,15 @@ def run(executable, arrays: list, entry: str = "main") -> list:
 
 
 def flatten(value) -> list:
-    """A VM result (a tensor, a tuple of them, nested; a shape) as numpy arrays."""
+    """A VM result (a tensor, a tuple of them, nested; a shape) as numpy arrays. A shape
+    (`R.Shape`, what the ONNX frontend's Shape converter returns for a static input) is one
+    int64 array, the tensor ONNX's Shape answers: its values are what is compared, not its
+    container (flattened, it read as one output per dimension: a false wrong answer)."""
     import numpy
     if hasattr(value, "numpy"):
         return [value.numpy()]
+    if type(value).__name__ in ("Shape", "ShapeTuple"):   # tvm_ffi.Shape (0.26 on), older
+        return [numpy.asarray([int(extent) for extent in value], dtype="int64")]
     if isinstance(value, (int, float, bool)):
         return [numpy.asarray(value)]
     if hasattr(value, "__len__") and not isinstance(value, str):
