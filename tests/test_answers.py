@@ -358,3 +358,19 @@ def test_a_random_dropout_is_compared_with_no_reference():
     for answer in (onnx_door.onnxruntime_answer, onnx_door.reference_answer):
         with pytest.raises(ReferenceUnavailable, match="drawn at random"):
             answer(model, [numpy.ones(2, "float32")])
+
+
+def test_the_summary_line_of_a_differing_answer_says_what_differs():
+    """A wrong shape read "max abs error 2.38e-07, 0.00055 x the tolerance": the line that
+    says `differ` must name the shape (or which elements), not a small number."""
+    from harness.cli.main import _answer_lines
+    from harness.result import AnswerRecord
+    result = Result("case")
+    result.answers = [AnswerRecord("onnxruntime", "differ", "output 1: shape () where the "
+                                   "reference has (1, 1, 1, 1)", 2.38e-07, 0.0, 0.00055),
+                      AnswerRecord("onnx.reference", "differ", "output 0 (float32[4]): 2 of "
+                                   "4 elements differ; first at [1]: 1 where the reference "
+                                   "has 0; max abs error 1", 1.0, 1.0, 50.0)]
+    shape, values = _answer_lines(result)
+    assert "shape () where the reference has (1, 1, 1, 1)" in shape and "2.38e-07" not in shape
+    assert "2 of 4 elements differ" in values and "50 x the tolerance" in values

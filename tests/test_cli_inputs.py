@@ -25,6 +25,25 @@ def test_missing_path(tmp_path):
     assert "no such file" in _one_line_error(code, err)
 
 
+def test_an_unknown_door_prefix_is_named_not_read_as_a_missing_file(tmp_path):
+    """`foo:model.onnx` where model.onnx exists: the door is what is wrong, said so."""
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"")
+    code, _, err = cli_here("check", f"foo:{model}")
+    line = _one_line_error(code, err)
+    assert "unknown door 'foo'" in line and "torch-fx" in line and "no such file" not in line
+
+
+def test_a_pytorch_file_missing_only_its_inputs_names_them(tmp_path):
+    """A file with `model` but no `example_inputs` is no door's but the Relax one: it is
+    refused naming what a PyTorch model file lacks, not "defines no IRModule"."""
+    path = tmp_path / "net.py"
+    path.write_text("import torch\nmodel = torch.nn.ReLU()\n")
+    code, _, err = cli_here("check", str(path))
+    line = _one_line_error(code, err)
+    assert "does not define example_inputs" in line and "IRModule" not in line, line
+
+
 def test_unknown_case_suggests_close_matches():
     code, _, err = cli_here("check", "yolov3-tiyn")
     line = _one_line_error(code, err)
@@ -260,3 +279,15 @@ def test_an_onnx_opset_newer_than_any_onnx_release_is_refused(tmp_path):
     code, _, err = cli_here("check", str(path))
     line = _one_line_error(code, err)
     assert f"opset {newest + 5}" in line and f"newest {newest}" in line
+
+
+def test_the_reproduce_line_names_a_layout_only_where_it_is_not_the_cases_own(tmp_path):
+    """A PyTorch, JAX or TFLite file has no layout to name: `--layout nchw` there was
+    noise a user copied; a case run in another layout than its own says it."""
+    from harness.options import Options
+    from harness.process.commands import reproduce_command
+    path = tmp_path / "net.py"
+    assert "--layout" not in reproduce_command(str(path), Options(layout="nchw"))
+    assert "--layout" not in reproduce_command("yolov3-tiny-nhwc", Options(layout="nhwc"))
+    assert "--layout nchw" in reproduce_command("yolov3-tiny-nhwc", Options(layout="nchw"))
+    assert "--layout nhwc" in reproduce_command(str(path), Options(layout="nhwc"))

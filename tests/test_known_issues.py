@@ -589,3 +589,18 @@ def test_a_source_builds_result_reads_registered_bugs_as_known_not_new():
                         options={"layout": "nchw", "path": "extract"})
         result.add(violation)
         assert known_issues.judge(result).status == Outcome.KNOWN, version
+
+
+def test_a_fuzz_campaign_goes_on_past_a_case_only_entry_but_stops_at_news():
+    """A `case_only` entry is not `known` off its cases (its message names no operator),
+    but a generated program meeting its signature is no news for a campaign to stop at
+    (conv2d_transpose after ConvertLayout ended compile campaigns early)."""
+    from harness.cli import fuzz
+    from harness.result import Result
+    from harness.verdict import Outcome, Violation
+    result = Result("fuzz-example-3", tvm_version="0.27.0.post1",
+                    tvm_ffi_version="0.1.14.post1", options={"path": "extract"})
+    result.add(Violation(Outcome.ERROR, "import", "(frontend)", "KeyError: 'num_heads'"))
+    assert known_issues.judge(result).unknown and fuzz.news(result) == []
+    result.add(Violation(Outcome.ERROR, "import", "(frontend)", "ValueError: a new bug 7"))
+    assert [violation.detail for violation in fuzz.news(result)] == ["ValueError: a new bug 7"]

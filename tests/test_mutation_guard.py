@@ -197,3 +197,5 @@ def test_check_shows_each_violation_as_it_happens():
     assert code == 1, err
     assert f"[{SMALL_CASE}] ! mutated at stage " in err and "SeededMutatingPass" in err
     assert "internal error" not in err
+    # the text says what --json says: this violation is new (no registry entry), exit 1
+    assert "\n  new: mutated at stage " in out and "no registry entry explains it" in out, out

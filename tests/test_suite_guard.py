@@ -569,3 +569,19 @@ def test_one_test_of_a_suite_is_checked_alone_for_a_hunt(suite):
     assert found and all("SeededMutatingPass" in text for text in found), found
     assert suite_test_signatures(sys.executable, env, str(suite),
                                  "test_missing.py::test_x", 300) is None
+
+
+def test_a_command_line_pytest_refuses_keeps_its_error_and_the_last_summary(tmp_path):
+    """`pytest --harness-guard MISSING`: pytest's "file or directory not found" and exit 4
+    stand, and the last session's summary is not replaced by an empty one."""
+    import subprocess
+    import sys
+    (tmp_path / "summary.json").write_text('{"last": "session"}')
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--harness-guard",
+                           "--harness-guard-out", str(tmp_path), str(tmp_path / "missing"),
+                           "-p", "no:cacheprovider"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "file or directory not found" in proc.stdout + proc.stderr
+    assert "harness guard" not in proc.stdout
+    assert (tmp_path / "summary.json").read_text() == '{"last": "session"}'

@@ -257,6 +257,7 @@ def test_a_file_killed_only_under_the_guard_is_a_harness_error(tmp_path):
     assert "harness-error: test_dies_guarded.py, test test_dies_guarded.py::" in err
 
 
+@pytest.mark.nightly   # 5 s: the default run's killed-file proof is the one above
 def test_a_file_killed_once_under_the_guard_is_run_under_it_again_not_blamed_on_it(tmp_path):
     """A kill that does not repeat (the machine paused or loaded past the cap once) is
     not the guard's doing: the file is run whole under the guard once more, and what that

@@ -154,6 +154,11 @@ def file_case(name: str, validate: bool = True) -> Case:
     """The case of a user's file: `FILE` (its door picked by the file) or `DOOR:FILE`. Its
     id is the absolute path (`DOOR:` kept where it is not the file's own door)."""
     kind, sep, ref = name.partition(":")
+    if sep and kind not in sources.FILE_KINDS and not os.path.exists(name) \
+            and os.path.exists(ref) and os.sep not in kind:
+        raise BadInput(f"unknown door {kind!r} in {name!r}; DOOR:FILE names one of "
+                       f"{', '.join(door.name for door in doors.DOORS)} (or give the file "
+                       "alone: its door is picked by the file)")
     if not (sep and kind in sources.FILE_KINDS):
         kind, ref = "file", name
     path = os.path.abspath(ref)

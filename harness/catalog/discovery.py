@@ -24,6 +24,8 @@ def discover(rule: dict, slow: set[str], taken_ops: set[str] = frozenset()) -> l
         return _discover_onnx_node(rule, slow, taken_ops)
     if rule.get("generated") == "torch":
         return _discover_torch(rule, slow)
+    if rule.get("generated") == "torch-ops":
+        return _discover_torch_ops(rule, slow)
     base = os.path.join(sources.onnx_data_dir(), rule["dir"])
     if not os.path.isdir(base):
         return []
@@ -95,6 +97,18 @@ def _discover_onnx_node(rule: dict, slow: set[str], taken_ops: set[str]) -> list
                                                                  else ())
             found.append(Case(variant, "onnx-node:" + name, tags + sample.tags(case_id),
                               layout))
+    sample.check(found)
+    return found
+
+
+def _discover_torch_ops(rule: dict, slow: set[str]) -> list[Case]:
+    """PyTorch's OpInfo samples through the PyTorch door, from the catalog's listing file
+    (catalog.torch_ops): no torch imported to list them."""
+    from harness.catalog import torch_ops
+    sample = _Sample(rule, "torch-ops")
+    found = [Case(case_id, f"torch-op:{case_id}",
+                  with_slow(rule.get("tags", []), case_id, slow) + sample.tags(case_id))
+             for case_id in sorted(torch_ops.listing().get("cases", {}))]
     sample.check(found)
     return found
 

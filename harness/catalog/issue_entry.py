@@ -37,6 +37,9 @@ _NO_MESSAGE = (Outcome.MUTATED, Outcome.TIMEOUT)
 # or a pass (mutated). A crash's message is its signal and a timeout has none: neither
 # tells one bug from another.
 _BY_MESSAGE = (Outcome.ERROR, Outcome.LOSSY_ROUNDTRIP)
+# A wrong answer's access path once localized (oracles.answer_localize): the operator and
+# its given attributes at the first framework node whose output differs name its cause.
+LOCALIZED = "first wrong node: "
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,10 +135,16 @@ class KnownIssue:
     def recognizable(self) -> bool:
         """It may explain a violation outside its cases: it names its bug (a message, or
         a mutation's pass) and does not say the bug depends on the model (`case_only`)."""
-        if self.case_only:
-            return False
+        return not self.case_only and self.names_its_bug
+
+    @property
+    def names_its_bug(self) -> bool:
+        """Its signature fields tell its bug from others of the kind: a message (an error,
+        a lossy copy), a mutation's pass, a wrong answer's pass or first wrong node."""
         if self.verdict == Outcome.MUTATED:
             return bool(self.pass_name)
+        if self.verdict == Outcome.WRONG_RESULT:   # by the node the answer goes wrong at
+            return LOCALIZED in self.access_path or bool(self.pass_name)
         return self.verdict in _BY_MESSAGE and bool(self.message)
 
     @property

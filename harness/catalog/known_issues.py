@@ -185,6 +185,17 @@ def judge(result: Result, kinds: tuple[str, ...] | None = None,
                      [violation for _, violation in unknown], stale, result.verdict)
 
 
+def explained_off_its_cases(result: Result, violation: Violation) -> KnownIssue | None:
+    """The entry, holding on the result's stack, layout and path, whose signature fields
+    match `violation` on whatever case: for a fuzz campaign, a registered bug met by a
+    generated program (a `case_only` entry's too) is not news to stop at."""
+    options = result.options or {}
+    return next((entry for entry in _most_specific_first(registry())
+                 if entry.holds_on(result.versions, options.get("layout", "nchw"),
+                                   options.get("path", "extract"))
+                 and entry.names_its_bug and entry.explains(violation)), None)
+
+
 # ---- findings of a guarded test suite (harness.suite) ----------------------
 
 SUITE_PATH = "suite"   # entries with `path = "suite"` judge suite findings, and only them

@@ -24,7 +24,8 @@ SOURCE_DOORS = {"darknet": "onnx", "builder": "onnx", "onnx-wheel": "onnx", "onn
                 "torchvision": "torch", "transformers": "torch",
                 "torchvision-onnx": "torch-onnx", "torchvision-fx": "torch-fx",
                 "torchvision-dynamo": "torch-dynamo", "transformers-fx": "torch-fx",
-                "transformers-dynamo": "torch-dynamo", "relax-file": "relax"}
+                "transformers-dynamo": "torch-dynamo", "relax-file": "relax",
+                "torch-op": "torch"}
 FILE_KINDS = ("file", "relax-file") + tuple(door.name for door in doors.DOORS)
 # Kinds whose model is made from another kind's: an ONNX twin is exported from its
 # model's torch.export program (one cached export serves both).
@@ -59,6 +60,17 @@ def model(case):
             return torch_cases.model_of(kind, ref)
         except KeyError:
             raise BadInput(f"case {case.id}: {kind} has no model {ref!r}") from None
+    if kind == "torch-op":   # PyTorch's OpInfo sample, exported once (catalog.torch_ops)
+        from harness.catalog import torch_ops
+        from harness.doors import torch_door, torch_models
+        torch_models.require("torch", "expecttest")   # op_db imports expecttest
+        model = torch_door.SavedProgram(torch_ops.program_path(ref))
+        if not os.path.exists(model.path):
+            raise doors.ExportRefused(f"case {case.id}: this torch exports no program for "
+                                      f"{ref} (cases/torch_ops.json lists it for torch "
+                                      f"{torch_ops.listing().get('torch')})")
+        model.export()
+        return model
     if kind == "darknet":
         from harness.catalog import darknet
         with open(os.path.join(case.base, "darknet", ref)) as handle:

@@ -64,6 +64,11 @@ def _answer_lines(result: Result) -> list[str]:
             used = (f"{record.headroom:.1%} of the tolerance" if record.status == "agree"
                     else f"{record.headroom:.3g} x the tolerance")
             how = f"max abs error {record.max_abs_error:.3g}, {used}"
+            if record.status == "differ" and record.detail and " elements differ" not in \
+                    record.detail:   # a shape or an output count: the numbers do not say it
+                how = record.detail
+            elif record.status == "differ" and record.detail:
+                how = f"{how}: {record.detail.partition(';')[0]}"
             if record.sensitive is False:
                 how += "; the answer does not move with the input: this says little"
         else:
@@ -152,6 +157,10 @@ def cmd_check(args) -> int:
         print(format_result(result))
         for line in judgement.lines():
             print(f"  {line}")
+        if judgement.status == Outcome.NEW:
+            for violation in judgement.unknown:
+                print(f"  new: {violation.kind} at {violation.where()}: no registry entry "
+                      "explains it (exit 1; your own entries: --cases DIR)")
         if result.verdict != Outcome.PASS:
             print(f"  reproduce: {reproduce_command(args.case, options, args.timeout)}")
         if judgement.status == Outcome.KNOWN and not args.ignore_known:

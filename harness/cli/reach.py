@@ -92,14 +92,13 @@ def _rows_of_report(path: str) -> list[dict]:
 
 def cmd_reach(args) -> int:
     cases = catalog.select_for_run(args.pattern, everything=args.all)
-    try:
+    reported = [row for path in args.from_report or () for row in _rows_of_report(path)]
+    try:   # bad input (a pattern, a --from file) is refused above, before this work
         totals = _totals()
     except loading.TVMUnavailable as exc:
         print(f"harness: cannot test: {exc}", file=sys.stderr)
         return EXIT_CANNOT_TEST
-    rows = _measure(cases, args) if not args.from_report else []
-    for path in args.from_report or ():
-        rows += _rows_of_report(path)
+    rows = reported or _measure(cases, args)
     node_tests = {"node-" + name.removesuffix(".onnx").removeprefix("test_"): operators
                   for name, operators in onnx_node.manifest().items()}
     found = reach_map.build(rows, totals, node_tests)

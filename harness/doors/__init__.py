@@ -27,7 +27,7 @@ from harness.doors.torch_models import ExportRefused, TorchModel, TorchUnavailab
 from harness.verdict import BadInput
 
 __all__ = ["DOORS", "Door", "ExportRefused", "ExtraUnavailable", "ReferenceUnavailable",
-           "TorchModel", "TorchUnavailable", "answer", "converter_map", "described",
+           "TorchModel", "TorchUnavailable", "answer", "converter_map", "cuts", "described",
            "for_file", "named",
            "of_model", "second_answer", "to_relax"]
 
@@ -88,6 +88,12 @@ def second_answer(model, arrays: list) -> tuple[str, list]:
     if not door.second_reference:
         raise ReferenceUnavailable(f"the {door.name} door has no second reference")
     return door.second_reference, door.second_answer(model, arrays)
+
+
+def cuts(model) -> list:
+    """The model cut after each of its nodes (door.Cut), in order; [] where its door
+    cannot cut."""
+    return of_model(model).cuts(model)
 
 
 def converter_map(model) -> str | None:

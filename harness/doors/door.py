@@ -8,6 +8,7 @@ and its line in `harness.doors.DOORS`, its loader template for repro.py
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 
@@ -130,3 +131,21 @@ class Door:
         """{input name: shape} for `list --json`, from metadata only (no export, no
         TVM); {} where only running the file would tell."""
         return {}
+
+    def cuts(self, model) -> list[Cut]:
+        """The model cut after each of its nodes, in order (the node's output the cut's
+        only output): where a wrong answer is localized. [] where the door cannot cut."""
+        return []
+
+
+@dataclasses.dataclass(frozen=True)
+class Cut:
+    """The model with one node's output as its only output."""
+    node: str        # the node's name in the framework's graph ("" unnamed)
+    operator: str    # its operator (ONNX op type)
+    attributes: str  # its attributes that were given, `name=value` each, short
+    model: object    # the cut model (the door's own kind)
+
+    def describe(self) -> str:
+        name = f" {self.node!r}" if self.node else ""
+        return f"{self.operator}{name}" + (f" ({self.attributes})" if self.attributes else "")

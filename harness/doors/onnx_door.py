@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from harness.doors.door import Door, ReferenceUnavailable
+from harness.doors.door import Cut, Door, ReferenceUnavailable
 from harness.tvmapi import calls
 from harness.verdict import BadInput
 
@@ -41,6 +41,49 @@ class OnnxDoor(Door):
     def inputs(self, path: str) -> dict:
         import onnx
         return graph_inputs(onnx.load(path, load_external_data=False))
+
+    def cuts(self, model) -> list[Cut]:
+        return cuts_of(model)
+
+
+def cuts_of(model) -> list[Cut]:
+    """The graph cut after each top-level node whose outputs ONNX's shape inference types:
+    the same graph, those values its only outputs."""
+    import onnx
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - onnx's own inference refusing: no cuts, said
+        return []
+    typed = {info.name: info for info in list(inferred.graph.value_info)
+             + list(inferred.graph.output)}
+    found = []
+    for node in model.graph.node:
+        outputs = [typed[name] for name in node.output if name in typed
+                   and typed[name].type.HasField("tensor_type")]
+        if not outputs:
+            continue
+        cut = onnx.ModelProto()
+        cut.CopyFrom(model)
+        del cut.graph.output[:]
+        cut.graph.output.extend(outputs)   # every typed output: LayerNormalization's Mean too
+        found.append(Cut(node.name, node.op_type, _attributes(node), cut))
+    return found
+
+
+def _attributes(node) -> str:
+    """The attributes the node gives, `name=value`, values short (a tensor by its kind)."""
+    from onnx import helper
+    given = []
+    for attribute in node.attribute:
+        value = helper.get_attribute_value(attribute)
+        if isinstance(value, bytes):
+            value = value.decode(errors="replace")
+        elif isinstance(value, (list, tuple)):
+            value = list(value) if len(value) <= 4 else f"[{len(value)} values]"
+        elif not isinstance(value, (int, float, str)):
+            value = type(value).__name__
+        given.append(f"{attribute.name}={value}")
+    return ", ".join(sorted(given))
 
 
 def _refuse_random(model) -> None:

@@ -13,7 +13,7 @@ import dataclasses
 import json
 
 from harness.classify import Call
-from harness.doors import python_file
+from harness.doors import python_file, torch_door
 from harness.doors.door import Door
 from harness.tvmapi import copiers, scripts
 from harness.verdict import BadInput
@@ -36,8 +36,12 @@ class RelaxDoor(Door):
     def validate(self, path: str) -> None:
         if path.endswith(".json"):
             _json_text(path)
-        else:
-            python_file.parse(path)
+            return
+        names = python_file.top_level_names(python_file.parse(path))
+        if torch_door.MODEL in names:   # a PyTorch model file missing its inputs: say so
+            torch_door.DOOR.require_names(path, "PyTorch", {
+                torch_door.MODEL: "a torch.nn.Module",
+                torch_door.INPUTS: "a tuple of tensors"})
 
     def load(self, path: str) -> RelaxModel:
         if path.endswith(".json"):

@@ -23,7 +23,7 @@ import dataclasses
 
 from harness import classify, doors
 from harness.classify import HarnessBug
-from harness.oracles import answer_bisect, forked, numbers
+from harness.oracles import answer_bisect, answer_localize, forked, numbers
 from harness.oracles.recorder import Recorder
 from harness.result import AnswerRecord
 from harness.tvmapi import calls, execute, ir
@@ -243,8 +243,23 @@ class AnswerChecks:
                  f"{culprit.pass_name} (#{culprit.index} of the optional ones; right "
                  f"without it, {culprit.probes} compiles)" if culprit.pass_name else
                  f"; no pass named: {culprit.why}")
+        where = f"(answer vs {name})"
+        if not culprit.pass_name:   # the frontend's or a required lowering's: which node?
+            with self.recorder.phase(Phase.ANSWER, self.final):
+                found = answer_localize.first_wrong_node(references.model,
+                                                         self.pipeline.target, inputs,
+                                                         self.entry)
+            if found.cut is not None:
+                # the operator (and the attributes given) names the cause: a registry
+                # entry matches it on any model that meets the same converter
+                where = (f"(answer vs {name}; first wrong node: {found.cut.operator}"
+                         + (f" {found.cut.attributes}" if found.cut.attributes else "") + ")")
+                named += (f"; the first node whose output differs: {found.cut.describe()}: "
+                          f"{found.mismatch} ({found.probes} compiles)")
+            else:
+                named += f"; no node named: {found.why}"
         self.recorder.violate(Violation(
-            Outcome.WRONG_RESULT, self.final, f"(answer vs {name})",
+            Outcome.WRONG_RESULT, self.final, where,
             f"TVM's answer is not {name}'s: {difference.mismatch}{confirmed}{named}",
             culprit.pass_name, culprit.index or None, phase=Phase.ANSWER))
 

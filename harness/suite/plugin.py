@@ -204,6 +204,9 @@ class GuardedSession:
             os.remove(running)
         if self.is_worker:
             return
+        if session.exitstatus == pytest.ExitCode.USAGE_ERROR and not self.outcomes:
+            return   # pytest refused the command line (a path not found): its error is the
+            #          news, and the last session's summary is not replaced by an empty one
         from harness.suite import summary
         self.summary = summary.summarize(summary.read([self.out]))
         summary.write(self.summary, self.out)
