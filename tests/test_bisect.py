@@ -12,7 +12,7 @@ import sys
 import zipfile
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, cli_here
 
 from harness.versions import bisect as bisect_mod
 from harness.versions import envs as envs_mod
@@ -253,3 +253,65 @@ def test_each_release_is_paired_with_the_tvm_ffi_it_needs_unless_told(monkeypatc
                           lambda text: None)("0.25.0")
     assert asked == [{"apache-tvm": "0.25.0", "apache-tvm-ffi": "0.1.12"},
                      {"apache-tvm": "0.25.0", "apache-tvm-ffi": "0.1.13"}]
+
+
+# `bisect node-convtranspose_dilations --path compile --fixed`, over toy releases: what each
+# one's `check --json` says (its violations, and the stages and passes its run reached).
+# 1.0-1.1 stop in CodeGenVM before the TIR passes run (the failure asked about); 1.2 stops
+# earlier in the same stage (LegalizeOps); from 1.3 it compiles, showing the registered
+# AnnotateEntryFunc mutation the old releases cannot show.
+CODEGEN = "error:compile:-:InternalError: CodeGenVM cannot handle this intrinsic now"
+LEGALIZE = "error:compile:relax.LegalizeOps:ValueError: not enough values to unpack"
+ENTRY = "mutated:compile:tirx.AnnotateEntryFunc"
+RELAX = ["relax.LegalizeOps", "relax.FuseOps", "relax.VMShapeLower"]
+COMPILED = RELAX + ["tirx.AnnotateEntryFunc", "tirx.LowerTVMBuiltin"]
+FIX_STORY = {"1.0": ([CODEGEN], RELAX), "1.1": ([CODEGEN], RELAX),
+             "1.2": ([LEGALIZE], RELAX[:1]), "1.3": ([ENTRY], COMPILED),
+             "1.4": ([ENTRY], COMPILED)}
+
+
+@pytest.fixture
+def toy_releases(tmp_path, monkeypatch):
+    """The release bisect with FIX_STORY's releases: each environment's "python" prints its
+    release's check JSON (no pip, no TVM)."""
+    from harness.versions import envs
+    for version, (shown, passes) in FIX_STORY.items():
+        folder = tmp_path / "envs" / version
+        folder.mkdir(parents=True)
+        (folder / "check.json").write_text(json.dumps({
+            "verdict": shown[0].split(":")[0], "violations": [{"signature": s} for s in shown],
+            "stages": [{"name": "import"}, {"name": "compile"}],
+            "passes": [{"stage": "compile", "name": name} for name in passes]}))
+        (folder / "python").write_text('#!/bin/sh\ncat "$(dirname "$0")/check.json"\nexit 1\n')
+        (folder / "python").chmod(0o755)
+    monkeypatch.setattr(bisect_mod, "state_path", lambda *args: str(tmp_path / "state.json"))
+    monkeypatch.setattr(bisect_mod, "list_versions", lambda package, pre=False: list(FIX_STORY))
+    monkeypatch.setattr(envs, "lookup", lambda packages, extra=(): None)
+    monkeypatch.setattr(envs, "ensure", lambda packages, log=None, extra=():
+                        str(tmp_path / "envs" / packages[TOY]))
+    monkeypatch.setattr(envs, "touch", lambda path: None)
+    monkeypatch.setattr(envs, "python_of", lambda path: os.path.join(path, "python"))
+    return lambda *extra: cli_here("bisect", "node-convtranspose_dilations", "--path", "compile",
+                                   "--package", TOY, "--good", "1.0", "--bad", "1.4",
+                                   "--bare-env", *extra)
+
+
+def test_fixed_follows_the_old_ends_failure_and_steps_around_masked_releases(toy_releases):
+    """--fixed searches where the old end's failure stops showing, never the mutation only
+    the new end shows; 1.2, which stops before CodeGenVM could run, is masked: neither
+    still failing nor fixed."""
+    code, out, err = toy_releases("--fixed")
+    assert code == 0, out + err
+    assert f"fixed in: {TOY}==1.3 (no longer showing {CODEGEN})" in out, out
+    assert "first bad" not in out and "showing mutated" not in out
+    assert f"masked: 1.2 (the run stopped before {CODEGEN} could show)" in out, out
+    assert [line.split()[:2] for line in out.splitlines() if line.startswith("  1.")] == \
+        [["1.0", "old"], ["1.1", "old"], ["1.2", "masked"], ["1.3", "new"], ["1.4", "new"]]
+
+
+def test_an_end_that_stops_before_the_failure_could_show_is_masked_not_good(toy_releases):
+    """Without --fixed the failure is the new end's, the mutation: 1.0 stops in CodeGenVM
+    before AnnotateEntryFunc runs, so it cannot say whether it has the mutation."""
+    code, out, err = toy_releases()
+    assert code == 2 and "first bad" not in out, out + err
+    assert "1.0 is masked" in out, out

@@ -604,3 +604,27 @@ def test_a_fuzz_campaign_goes_on_past_a_case_only_entry_but_stops_at_news():
     assert known_issues.judge(result).unknown and fuzz.news(result) == []
     result.add(Violation(Outcome.ERROR, "import", "(frontend)", "ValueError: a new bug 7"))
     assert [violation.detail for violation in fuzz.news(result)] == ["ValueError: a new bug 7"]
+
+
+@pytest.mark.parametrize("where, entry", [
+    ("(answer vs onnxruntime; first wrong node: Resize mode=linear)",
+     "onnx-resize-downsample-scales-coordinates"),
+    ("(answer vs onnxruntime; first wrong node: Resize antialias=1, mode=cubic)",
+     "onnx-resize-antialias-ignored"),
+    ("(answer vs onnxruntime; first wrong node: Resize mode=nearest)", None),
+    ("(answer vs onnxruntime; first wrong node: Relu)", None),
+    ("(answer vs onnxruntime; first wrong node: SpaceToDepth blocksize=2, mode=DCR)", None),
+    ("(answer vs onnxruntime)", None),   # not localized: no operator, no cause
+])
+def test_a_wrong_answer_is_known_by_its_first_wrong_node_on_any_model_and_only_there(
+        where, entry):
+    """No false `known`: an entry matching by operator explains a user's model only where
+    the node the answer goes wrong at is its operator with its attributes."""
+    from harness.result import Result
+    from harness.verdict import Outcome, Phase, Violation
+    result = Result("/home/me/models/mine.onnx", tvm_version="0.27.0.post1",
+                    tvm_ffi_version="0.1.14.post1", options={"path": "compile"})
+    result.add(Violation(Outcome.WRONG_RESULT, "compile", where, "TVM's answer is not ...",
+                         phase=Phase.ANSWER))
+    judged = known_issues.judge(result)
+    assert [issue.id for _, issue in judged.known] == ([entry] if entry else [])

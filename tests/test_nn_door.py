@@ -218,4 +218,6 @@ def test_the_pass_sweep_runs_on_the_llama_case_with_its_symbolic_shapes():
                          "--json")
     assert code == 0, out + err
     rows = json.loads(out)["rows"]
-    assert len(rows) == 3 and {row["verdict"] for row in rows} == {"pass"}, rows
+    # clean, or a registered finding (its TVMScript refusals are findings since 2026-12-06)
+    assert len(rows) == 3 and {row.get("status", row["verdict"]) for row in rows} <= {
+        "pass", "known"} and not any(row.get("failing") for row in rows), rows

@@ -69,7 +69,11 @@ def model(case):
             raise doors.ExportRefused(f"case {case.id}: this torch exports no program for "
                                       f"{ref} (cases/torch_ops.json lists it for torch "
                                       f"{torch_ops.listing().get('torch')})")
-        model.export()
+        try:
+            model.export()
+        except BadInput as refused:   # a program only the process that made it can load
+            raise doors.ExportRefused(f"case {case.id}: torch cannot load the exported "
+                                      f"sample here: {refused}") from None
         return model
     if kind == "darknet":
         from harness.catalog import darknet

@@ -126,11 +126,14 @@ def export_all(folder: str) -> dict:
         if isinstance(program, str):
             refused[label] = program
             continue
+        path = os.path.join(folder, f"{identifier}.pt2")
         try:
-            torch.export.save(program, os.path.join(folder, f"{identifier}.pt2"))
-        except Exception as exc:  # noqa: BLE001 - torch cannot save what it exported
+            torch.export.save(program, path)
+        except Exception as exc:  # noqa: BLE001 - torch cannot save or load what it exported
             refused[label] = f"torch.export.save refused it: {type(exc).__name__}: " \
                              f"{str(exc).strip()[:160]}"
+            if os.path.exists(path):
+                os.remove(path)
             continue
         cases[identifier] = {"op": op.name, "variant": op.variant_test_name}
     return {"torch": torch.__version__.split("+")[0], "cases": cases, "refused": refused}

@@ -17,6 +17,7 @@ from harness.options import LAYOUTS, PATH_NAMES
 from harness.signature import Pattern
 from harness.verdict import BadInput
 from harness.versions import bisect, envs
+from harness.versions.commit_bisect import Terms, the_failure
 
 
 def _validate(args) -> tuple[dict, Pattern | None]:
@@ -54,16 +55,25 @@ def cmd_bisect(args) -> int:
         bad_end = bisect.observe(candidates[-1], probe, state, log)
         good_end = bisect.observe(candidates[0], probe, state, log)
         if pattern is None and not args.any and not args.step_command:
-            pattern = bisect.the_new_failure(good_end, bad_end)
+            # --fixed: the old end's failure, never one only the new end shows
+            pattern = the_failure(good_end, bad_end, args.fixed)
         judge = bisect.Judge(pattern)
-        ends = bisect.decided(judge, good_end), bisect.decided(judge, bad_end)
+        terms = Terms(judge, args.fixed)   # --fixed: git's old/new, old = still failing
+        said = terms.state if args.fixed else (lambda step: bisect.decided(judge, step))
+        ends = terms.as_search(good_end), terms.as_search(bad_end)
         by_exit_code = args.any or bool(args.step_command)
         if ends != (bisect.GOOD, bisect.BAD) or (pattern is None and not by_exit_code):
-            print(f"bisect: the ends are not as claimed for {judge.describe()}: "
-                  f"{candidates[0]} is {ends[0]}, {candidates[-1]} is {ends[1]}"
+            print(f"bisect: the ends are not as claimed for "
+                  f"{terms.describe() if args.fixed else judge.describe()}: "
+                  f"{candidates[0]} is {said(good_end)}, {candidates[-1]} is {said(bad_end)}"
                   + ("" if pattern or by_exit_code else
-                     " (the bad end shows no failure the good end does not)"))
-            print("\n".join(bisect.table(candidates, state, judge)))
+                     " (the failing end shows no failure the other does not)"))
+            print("\n".join(bisect.table(candidates, state, judge, args.fixed)))
+            for end, version in ((good_end, candidates[0]), (bad_end, candidates[-1])):
+                if judge(end) == bisect.MASKED:
+                    print(f"bisect: {version} stopped before {pattern} could show "
+                          f"({'; '.join(end.signatures)[:160]}): masked, neither good nor "
+                          "bad; choose another end, or name the failure (--match, --fixed)")
             for end, version in ((good_end, candidates[0]), (bad_end, candidates[-1])):
                 if bisect.Judge()(end) == bisect.SKIP:
                     print(f"bisect: {version} cannot be tested here ({end.summary[:160]}): "
@@ -71,20 +81,26 @@ def cmd_bisect(args) -> int:
                           "docs/explanation/release-matrix.md says which pairs work) or "
                           "choose another end")
             return 2
-        log(f"bisect: bad means {judge.describe()}")
-        culprit, skipped = bisect.search(candidates, lambda version: bisect.decided(
-            judge, bisect.observe(version, probe, state, log)), log)
+        log(f"bisect: {terms.describe() if args.fixed else 'bad means ' + judge.describe()}")
+        culprit, skipped = bisect.search(candidates, lambda version: terms.as_search(
+            bisect.observe(version, probe, state, log)), log)
     except bisect.StepBroken as exc:
         step = exc.args[0]
         print(f"bisect: the step for {step.version} is broken (exit {step.code}): {step.summary}; "
               f"fix it and run again (decided steps are kept)")
         return 2
     wall = time.monotonic() - started
-    print(f"first bad: {args.package}=={culprit} ({judge.describe()})")
-    if skipped:
-        print(f"could not test (skipped): {', '.join(skipped)}; the first bad is among them "
+    print(f"{'fixed in' if args.fixed else 'first bad'}: {args.package}=={culprit} "
+          f"({'no longer ' if args.fixed else ''}{judge.describe()})")
+    masked = [version for version in skipped if judge(state.steps[version]) == bisect.MASKED]
+    untested = [version for version in skipped if version not in masked]
+    if untested:
+        print(f"could not test (skipped): {', '.join(untested)}; the answer is among them "
               f"or {culprit}")
-    print("\n".join(bisect.table(candidates, state, judge)))
+    if masked:
+        print(f"masked: {', '.join(masked)} (the run stopped before {pattern} could show); "
+              f"the answer is among them or {culprit}")
+    print("\n".join(bisect.table(candidates, state, judge, args.fixed)))
     print(f"bisect: {len(state.steps)} steps, {wall:.0f} s this run")
     return 0
 

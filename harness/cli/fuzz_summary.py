@@ -30,5 +30,6 @@ def lines(outcome) -> list[str]:
 
 def comparison_kind(comparison: str) -> str:
     """A comparison's kind for the campaign's tally (the stages before the compile vary)."""
-    return "the module before its layout stages" if comparison.startswith("the module before") \
-        else comparison
+    if comparison.startswith("the module before"):
+        return "the module before its layout stages"
+    return comparison.partition(" (the module before")[0]   # the framework, whatever stages

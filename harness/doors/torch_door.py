@@ -177,16 +177,34 @@ class TorchDoor(Door):
             raise ReferenceUnavailable(f"PyTorch cannot run the exported program on the "
                                        f"drawn inputs: {type(exc).__name__}: "
                                        f"{first_line(exc)[:300]}") from None
-        return [tensor.detach().numpy() for tensor in tensors_of(output)]
+        answers = tensors_of(output)
+        lacking = _dtypes_numpy_lacks()
+        unlike = sorted({str(tensor.dtype) for tensor in answers if tensor.dtype in lacking})
+        if unlike:   # compared in float32, its own rounding would read as TVM's error
+            raise ReferenceUnavailable(f"PyTorch answers in {', '.join(unlike)}, which numpy "
+                                       "has no type for: not compared")
+        return [tensor.detach().numpy() for tensor in answers]
 
     def inputs(self, path: str) -> dict:
         return {}
 
 
+def _dtypes_numpy_lacks() -> tuple:
+    """torch's dtypes numpy has no type for (`.numpy()` refuses them)."""
+    import torch
+    return (torch.bfloat16,) + tuple(getattr(torch, name) for name in (
+        "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+        if hasattr(torch, name))
+
+
 def tensors_of(output) -> list:
-    """A module's output (a tensor, nested tuples, lists or dicts of them) flattened."""
+    """A module's output (a tensor, a Python number, nested tuples, lists or dicts of them)
+    flattened, as tensors."""
     if hasattr(output, "detach"):
         return [output]
+    if isinstance(output, (bool, int, float)):   # `.item()`'s answer: a 0-d tensor
+        import torch
+        return [torch.tensor(output)]
     items = output.values() if isinstance(output, dict) else output
     return [tensor for item in items for tensor in tensors_of(item)]
 

@@ -107,7 +107,11 @@ class AnswerChecks:
             if references is not None:
                 self._record("framework", "not compared", framework)
             return
-        self._reference(source, references, inputs, framework[:2], source_answer)
+        # said in its line: with stages before the compile (a layout, an injected pass) the
+        # framework is compared with the module before them, not with what was compiled
+        before = (" (the module before " + ", ".join(stage.name for stage, _ in front) + ")"
+                  if front else "")
+        self._reference(source, references, inputs, framework[:2], source_answer, before)
 
     def _refusal(self, source) -> str:
         if self.entry is None:
@@ -212,13 +216,13 @@ class AnswerChecks:
     def _execute(self, executable, inputs):
         return execute.run(executable, inputs, self.entry)
 
-    def _reference(self, source, references, inputs, framework, got) -> None:
+    def _reference(self, source, references, inputs, framework, got, before: str = "") -> None:
         """TVM's answer against the framework's; before a difference is blamed on TVM, a
         second, independent implementation is asked: agreeing with TVM, the frameworks
         disagree and nothing is TVM's finding."""
         name, want = framework
         difference = numbers.compare(want, got, numbers.DIFFERENT_CODE)
-        self._record(name, difference, sensitive=self.sensitive)
+        self._record(name + before, difference, sensitive=self.sensitive)
         if difference.agree:
             return
         opinion = references.second_opinion(name, inputs)
@@ -227,7 +231,7 @@ class AnswerChecks:
         else:
             other_name, other = opinion
             with_tvm = numbers.compare(other, got, numbers.DIFFERENT_CODE)
-            self._record(other_name, with_tvm)
+            self._record(other_name + before, with_tvm)
             if with_tvm.agree:   # the first framework is the odd one out
                 self.recorder.result.answers[-1].detail = (
                     f"agrees with TVM where {name} does not: the references disagree, "

@@ -14,12 +14,18 @@ is good or bad is decided from that record:
   * `--match SIG`: bad when it shows a failure matching SIG;
   * `--any`: bad on any violation, registered ones included (exit 1 of the check);
     also what a `--step-command` of your own is judged by, from its exit code.
+A step judged by a signature that does not show it, and whose run ended in another
+failure (error, crash, timeout) before the point where it would show (its pass never ran;
+for one naming no pass, its stage never ended), is *masked*: neither good nor bad, said
+in the table and searched around like a skip (git bisect skip). `--fixed` turns the
+terms round (the old end's failure, old = showing it: git's old/new).
 Exit 125 of a step is "cannot test here" (skipped around); any other code means
 the step itself is broken and the bisect stops rather than blame a release.
 """
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import json
 import os
@@ -33,11 +39,13 @@ from packaging.version import InvalidVersion, Version
 
 from harness import paths
 from harness.paths import REPO_ROOT
-from harness.signature import Pattern
+from harness.signature import NO_PASS, Pattern, split
 from harness.verdict import EXIT_CANNOT_TEST, VERDICTS, BadInput, Outcome
 from harness.versions import envs
 
-GOOD, BAD, SKIP, BROKEN = "good", "bad", "skip", "broken"
+GOOD, BAD, SKIP, BROKEN, MASKED = "good", "bad", "skip", "broken", "masked"
+# A failure that ends a check's run where it happened: nothing after it ran.
+ENDS_THE_RUN = (Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT)
 STATE_FORMAT = 3   # 3: each release with its companion tvm-ffi; another format is not read
 
 
@@ -81,6 +89,9 @@ class Step:
     summary: str = ""
     signatures: list[str] = dataclasses.field(default_factory=list)
     build: dict = dataclasses.field(default_factory=dict)   # a commit's build (commit_bisect)
+    # where its run got: [STAGE, "-"] for each stage that ran, [STAGE, PASS] for each pass
+    # run (`check --json`'s stages and passes); None: not recorded (never masked)
+    reached: list | None = None
 
 
 @dataclasses.dataclass
@@ -97,10 +108,35 @@ class Judge:
             return BAD if step.code == 1 else GOOD
         if step.code == 1 and not step.signatures:
             return BROKEN   # a failure without a result (the step timed out): nothing to match
-        return BAD if any(self.pattern.matches(text) for text in step.signatures) else GOOD
+        if any(self.pattern.matches(text) for text in step.signatures):
+            return BAD
+        return MASKED if stopped_before(step, self.pattern) else GOOD
 
     def describe(self) -> str:
         return f"showing {self.pattern}" if self.pattern else "any violation (exit 1)"
+
+
+def stopped_before(step: Step, pattern: Pattern) -> bool:
+    """Whether `step`'s run ended in another failure before the point where `pattern`
+    would show: the pattern's pass never ran in its stage or, for a pattern naming no
+    pass, its stage never ran or the run ended in it (what came first there is unknown)."""
+    if step.reached is None:
+        return False
+    ended = [parts for parts in map(split, step.signatures) if parts[0] in ENDS_THE_RUN]
+    if not ended:
+        return False
+    stage = pattern.stage.rsplit("/", 1)[0]   # its phase (checks, answer) comes after
+    if pattern.pass_name not in (NO_PASS, "*"):
+        return not any(pattern_part(name, stage) and pattern_part(pass_name, pattern.pass_name)
+                       for name, pass_name in step.reached if pass_name != NO_PASS)
+    ran = any(pattern_part(name, stage) for name, pass_name in step.reached
+              if pass_name == NO_PASS)
+    return not ran or any(len(parts) > 1 and pattern_part(parts[1].rsplit("/", 1)[0], stage)
+                          for parts in ended)
+
+
+def pattern_part(value: str, glob: str) -> bool:
+    return value == glob or fnmatch.fnmatchcase(value, glob)
 
 
 def the_new_failure(good: Step, bad: Step) -> Pattern | None:
@@ -173,14 +209,20 @@ def default_step_command(case: str, options_args: list[str]) -> list[str]:
             *options_args]
 
 
-def read_check(stdout: str) -> tuple[str, list[str]]:
-    """(summary, signatures) of a step's output: `check --json`, else its first line."""
+def read_check(stdout: str) -> tuple[str, list[str], list | None]:
+    """(summary, signatures, reached: Step.reached) of a step's output: `check --json`,
+    else its first line."""
     try:
         data = json.loads(stdout)
         signatures = [v["signature"] for v in data["violations"]]
-        return data["verdict"] + (f": {signatures[0]}" if signatures else ""), signatures
+        reached = None if "stages" not in data else list(map(list, dict.fromkeys(
+            [(s["name"], NO_PASS) for s in data["stages"]]
+            + [(p["stage"], p["name"]) for p in data.get("passes", [])])))
+        return data["verdict"] + (f": {signatures[0]}" if signatures else ""), signatures, \
+            reached
     except (ValueError, KeyError, TypeError):
-        return next((line.strip() for line in stdout.splitlines() if line.strip()), ""), []
+        return next((line.strip() for line in stdout.splitlines() if line.strip()), ""), [], \
+            None
 
 
 def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: float,
@@ -207,11 +249,11 @@ def make_probe(package: str, pins: dict[str, str], command: list[str], timeout: 
             code, out, stderr = proc.returncode, proc.stdout, proc.stderr
         except subprocess.TimeoutExpired:
             code, out = 1, "step timed out"
-        summary, signatures = read_check(out)
+        summary, signatures, reached = read_check(out)
         if code not in (0, 1, EXIT_CANNOT_TEST):
             summary = (stderr.strip().splitlines() or [summary])[-1]
         return Step(version, code, round(time.monotonic() - started, 1), built, summary[:300],
-                    signatures)
+                    signatures, reached=reached)
     return probe
 
 
@@ -222,8 +264,9 @@ def state_path(package, good, bad, pins, command) -> str:
     return os.path.join(folder, hashlib.sha256(ident.encode()).hexdigest()[:16] + ".json")
 
 
-def table(candidates: list[str], state: State, judge: Judge) -> list[str]:
-    """One line per decided step, in version order: its result and what it showed."""
+def table(candidates: list[str], state: State, judge: Judge, fixed: bool = False) -> list[str]:
+    """One line per decided step, in version order: its result (`fixed`: old, still
+    showing the failure, or new) and what it showed."""
     lines = []
     for version in candidates:
         step = state.steps.get(version)
@@ -231,7 +274,9 @@ def table(candidates: list[str], state: State, judge: Judge) -> list[str]:
             continue
         shown = "; ".join(("* " if judge.pattern and judge.pattern.matches(text) else "")
                           + text for text in step.signatures) or step.summary or "nothing"
-        lines.append(f"  {version:<16} {judge(step):<5} exit {step.code:<3} {shown}")
+        result = judge(step)
+        result = {GOOD: "new", BAD: "old"}.get(result, result) if fixed else result
+        lines.append(f"  {version:<16} {result:<6} exit {step.code:<3} {shown}")
     return lines
 
 

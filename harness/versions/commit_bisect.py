@@ -243,7 +243,7 @@ class CommitProbe:
                                   timeout=self.timeout, cwd=paths.REPO_ROOT)
         except subprocess.TimeoutExpired:
             return self._step(commit, 1, started, "the check timed out", stats)
-        summary, signatures = bisect.read_check(proc.stdout)
+        summary, signatures, reached = bisect.read_check(proc.stdout)
         code = proc.returncode
         if code == 2:   # the check cannot run on this commit (API drift): skip, not bad
             reason = (proc.stderr.strip().splitlines() or ["?"])[-1]
@@ -251,7 +251,7 @@ class CommitProbe:
                               f"the check cannot run on this commit: {reason}", stats)
         if code not in (0, 1, EXIT_CANNOT_TEST):
             summary = (proc.stderr.strip().splitlines() or [summary])[-1]
-        return self._step(commit, code, started, summary, stats, signatures)
+        return self._step(commit, code, started, summary, stats, signatures, reached)
 
     def _run_test(self, commit, python, env, started, stats) -> bisect.Step:
         found = suite_test.signatures(python, env, self.source, self.test, self.timeout)
@@ -275,10 +275,11 @@ class CommitProbe:
         what = {0: "does not reproduce", 1: "reproduces"}.get(code, "cannot run here")
         return self._step(commit, code, started, f"{what}: {said}", stats)
 
-    def _step(self, commit, code, started, summary, stats, signatures=()) -> bisect.Step:
+    def _step(self, commit, code, started, summary, stats, signatures=(),
+              reached=None) -> bisect.Step:
         return bisect.Step(commit, code, round(time.monotonic() - started, 1),
                            not stats.reused, summary[:300], list(signatures),
-                           dataclasses.asdict(stats))
+                           dataclasses.asdict(stats), reached)
 
 
 # ---- the journal -------------------------------------------------------------------
@@ -302,15 +303,16 @@ class Terms:
     fixed: bool = False
 
     def state(self, step: bisect.Step) -> str:
-        """old | new | skip (bisect.StepBroken when the step says nothing)."""
+        """old | new | skip | masked (bisect.StepBroken when the step says nothing)."""
         verdict = bisect.decided(self.judge, step)
-        if verdict == bisect.SKIP:
-            return "skip"
+        if verdict in (bisect.SKIP, bisect.MASKED):
+            return verdict
         failing = verdict == bisect.BAD
         return "new" if failing != self.fixed else "old"
 
     def as_search(self, step: bisect.Step) -> str:
-        return {"old": bisect.GOOD, "new": bisect.BAD, "skip": bisect.SKIP}[self.state(step)]
+        return {"old": bisect.GOOD, "new": bisect.BAD, "skip": bisect.SKIP,
+                "masked": bisect.MASKED}[self.state(step)]
 
     def describe(self) -> str:
         what = self.judge.describe()
