@@ -117,6 +117,31 @@ def test_ctrl_c_before_the_first_row_names_no_file_it_did_not_write(tmp_path):
     assert _leftovers(marker) == [], "a child or warm server outlived the interrupt"
 
 
+@pytest.mark.nightly   # five commands interrupted (about a minute)
+@pytest.mark.parametrize("delay", [0.05, 0.7, 2.0, 4.0, 9.0])
+def test_an_interrupt_at_any_moment_exits_130_within_seconds(tmp_path, delay):
+    """Ctrl-C while the command starts, plans, validates, runs its first checks or its
+    later ones: exit 130 within seconds, no child left. Once in three, a Ctrl-C 30 s into
+    `report --path compile` printed "harness: interrupted" and then waited 300 s on its
+    pool's threads (the interpreter's shutdown joins them); it now leaves at once."""
+    marker = f"{MARK}={os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ, PYTHONPATH=ROOT, **dict([marker.split("=", 1)]))
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "report", "node-*", "--all",
+                             "--path", "compile", "--jobs", "2", "--out", str(tmp_path)],
+                            cwd=ROOT, env=env, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    started = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    err = proc.communicate(timeout=120)[1]
+    took = time.monotonic() - started
+    assert proc.returncode == 130, err[-2000:]
+    assert took < 15, f"the interrupt at {delay} s took {took:.1f} s to end the command"
+    time.sleep(0.5)
+    assert _leftovers(marker) == [], "a child or warm server outlived the interrupt"
+
+
 def _report(folder, *args):
     code, out, err = cli_here("report", *args, "--out", folder)
     rows = json.loads((folder / "report.json").read_text())["rows"] if code in (0, 1) else []
