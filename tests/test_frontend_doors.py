@@ -181,7 +181,8 @@ def checked_by_door(door: str, path: str) -> dict:
     # compares with the interpreter on every run
     pytest.param("tflite", TFLITE_MODEL, "TFLite interpreter",
                  marks=[needs_tflite, pytest.mark.nightly]),
-    pytest.param("stablehlo", JAX_MODEL, "JAX", marks=needs_jax),
+    # 10 s: nightly; the default run's jax-elementwise-compile compares with JAX every run
+    pytest.param("stablehlo", JAX_MODEL, "JAX", marks=[needs_jax, pytest.mark.nightly]),
 ], ids=["tflite", "stablehlo"])
 def test_a_model_is_compared_with_its_framework_a_miscompile_named_and_its_recipe_rebuilds_it(
         tmp_path, door, text, reference):
@@ -257,6 +258,7 @@ def _recipe_and_import(door_name: str, model) -> tuple[str, str]:
 
 
 @needs_jax
+@pytest.mark.nightly   # 10 s: JAX's lowering twice; the default run's repro.py proofs are ONNX's
 def test_a_frontend_failure_writes_a_repro_that_lowers_the_users_function_again(tmp_path):
     """The StableHLO frontend's registered failure on a user's function (a reduction):
     repro.py embeds the file, lowers it with JAX and imports the text, standalone (no

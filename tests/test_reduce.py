@@ -63,7 +63,7 @@ def test_a_crash_while_reducing_is_a_data_point_and_the_crash_is_reduced(
     assert code == 1 and "killed the process (signal 6)" in out, out
 
 
-@pytest.mark.nightly   # 12 s; the default run resumes a reduction in test_relax_reduce.py
+@pytest.mark.nightly   # 12 s; the nightly also resumes a Relax reduction (test_relax_reduce.py)
 def test_an_interrupted_reduction_resumes_where_it_stopped(tmp_path):
     code, out, err = cli("reduce", "conv-dropout-nhwc", "--out", str(tmp_path),
                          "--budget", "0.001")

@@ -5,6 +5,7 @@ of `main` are tested in test_relax_edit.py."""
 import json
 import os
 
+import pytest
 from helpers import cli_here, seeded
 
 from harness.options import Options
@@ -118,6 +119,8 @@ class Module:
 '''
 
 
+@pytest.mark.nightly   # 9 s: the default run reduces an ONNX finding (test_reduce.py) and
+#                        the Relax phases in process (above)
 def test_a_relax_module_reduces_to_the_failing_bindings_and_resumes(tmp_path, reproducer_runner):
     module = tmp_path / "attention.py"
     module.write_text(MODULE)

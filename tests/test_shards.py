@@ -94,6 +94,7 @@ def _suite(folder):
     return folder
 
 
+@pytest.mark.nightly   # 4 s: a sharded guard-suite run; the shard arithmetic is tested above
 def test_guard_suite_shards_by_file_and_records_durations(tmp_path):
     suite = _suite(tmp_path / "suite")
     durations = tmp_path / "durations.json"

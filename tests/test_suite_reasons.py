@@ -99,6 +99,7 @@ def _reasons(summary: dict) -> dict[tuple[str, str], tuple[int, int]]:
             for group in entry["reasons"]}
 
 
+@pytest.mark.nightly   # 9 s: the reasons' tally; the default run keeps the suite's exit proofs
 def test_every_test_that_did_not_pass_is_counted_by_category_and_reason(suite, tmp_path):
     out = tmp_path / "out"
     code, _, err = cli("guard-suite", str(suite), "--no-guard", "--out", str(out),
@@ -187,6 +188,7 @@ def _suite(tmp_path, files: dict[str, str]):
     return folder
 
 
+@pytest.mark.nightly   # 13 s: the default run's guard-made failure proof is the killed file's
 def test_a_test_the_guard_fails_is_a_harness_error_and_a_flaky_one_is_flaky(tmp_path):
     """A failed test is run again unguarded, and once it passes, once more guarded: one
     that fails only while the guard's instrument is on fails again, the guard's doing (exit

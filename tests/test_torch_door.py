@@ -1,8 +1,8 @@
 """The PyTorch door: torch.export -> TVM's PyTorch frontend, its ONNX twin, and what
 happens where torch is missing or a model does not export.
 
-The default run's sample of torch cases (tv-squeezenet1_0) is
-checked by tests/test_catalog.py like every case; here, the door's own behaviour."""
+The torch catalog cases are nightly, checked by tests/test_catalog.py like every case (a
+user's model file takes each route in the default run); here, the door's own behaviour."""
 from __future__ import annotations
 
 import importlib.util
@@ -120,6 +120,8 @@ def test_pytorchs_answer_of_a_python_number_or_a_type_numpy_lacks_is_said_not_ou
     from harness.doors import ReferenceUnavailable, torch_door
 
     class Program:
+        graph = type("Graph", (), {"nodes": ()})()   # no operator to exclude by rule
+
         def __init__(self, function):
             self.function = function
 
@@ -138,3 +140,27 @@ def test_pytorchs_answer_of_a_python_number_or_a_type_numpy_lacks_is_said_not_ou
     assert number.shape == () and float(number) == 3.0
     with pytest.raises(ReferenceUnavailable, match="bfloat16"):
         torch_door.DOOR.answer(Model(lambda x: x.to(torch.bfloat16)), [numpy.ones(3, "float32")])
+
+
+@needs_torch
+def test_a_random_or_uninitialized_answer_is_not_compared_and_an_eval_dropout_is():
+    """torch-op's first run: `empty_like` answered 1.2e31 (memory never written) and
+    `exponential` a random draw, both read as TVM's wrong answers. Excluded by rule; an
+    eval model's dropout (train=False) is the identity and stays compared."""
+    import torch
+
+    from harness.doors import torch_door
+
+    class Empty(torch.nn.Module):
+        def forward(self, x):
+            return torch.empty_like(x) + x
+
+    class EvalDropout(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.dropout(x, 0.5, training=False) + 1
+
+    with torch.no_grad():
+        empty = torch.export.export(Empty(), (torch.ones(2),))
+        dropout = torch.export.export(EvalDropout().eval(), (torch.ones(2),))
+    assert torch_door._undefined_answer(empty) == ["empty_like"]
+    assert torch_door._undefined_answer(dropout) == []

@@ -98,7 +98,11 @@ def cmd_reach(args) -> int:
     except loading.TVMUnavailable as exc:
         print(f"harness: cannot test: {exc}", file=sys.stderr)
         return EXIT_CANNOT_TEST
-    rows = reported or _measure(cases, args)
+    if reported and not args.pattern:   # the report's cases alone
+        rows = reported
+    else:   # the named cases, measured where the reports do not hold them
+        held = {row["case"] for row in reported}
+        rows = reported + _measure([case for case in cases if case.id not in held], args)
     node_tests = {"node-" + name.removesuffix(".onnx").removeprefix("test_"): operators
                   for name, operators in onnx_node.manifest().items()}
     found = reach_map.build(rows, totals, node_tests)
@@ -157,7 +161,8 @@ def register(sub) -> None:
     p.add_argument("--all", action="store_true", help="every case, nightly and slow included")
     p.add_argument("--from", dest="from_report", action="append", metavar="REPORT_JSON",
                    help="the converters a report's checks recorded (repeatable), instead "
-                        "of measuring")
+                        "of measuring them; with patterns, the cases they name that no "
+                        "report holds are measured")
     p.add_argument("--json", action="store_true",
                    help='{"frontends": {"onnx": {"converters": N, "exercised": [...], '
                         '"unexercised": {NAME: reason}, ...}, "torch": ..., ...}}')

@@ -169,6 +169,10 @@ class TorchDoor(Door):
         """The exported program run by PyTorch itself (`program.module()`: the graph
         torch.export traced, eager kernels), in inference mode."""
         import torch
+        undefined = _undefined_answer(model.program())
+        if undefined:
+            raise ReferenceUnavailable(f"the program calls {', '.join(undefined)}: its answer "
+                                       "is drawn at random or left undefined (excluded by rule)")
         tensors = [torch.from_numpy(array.copy()) for array in arrays]
         try:
             with torch.no_grad():
@@ -187,6 +191,26 @@ class TorchDoor(Door):
 
     def inputs(self, path: str) -> dict:
         return {}
+
+
+# ATen operators whose answer no second run repeats: random draws, and memory allocated
+# but never written (empty*: PyTorch answered 1.2e31 where TVM wrote 0, 2026-12-07).
+_UNDEFINED = ("rand", "normal", "bernoulli", "multinomial", "exponential", "poisson",
+              "uniform", "geometric", "cauchy", "log_normal", "dropout", "empty")
+
+
+def _undefined_answer(program) -> list[str]:
+    """The ATen operators of `program` whose answer is random or undefined."""
+    found = set()
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = getattr(node.target, "__name__", str(node.target)).split(".")[0].strip("_")
+        if "dropout" in name and not (len(node.args) > 2 and node.args[2] is True):
+            continue   # dropout(x, p, train=False), an eval model's: the identity
+        if any(name.startswith(word) or name.endswith(word) for word in _UNDEFINED):
+            found.add(name)
+    return sorted(found)
 
 
 def _dtypes_numpy_lacks() -> tuple:

@@ -13,7 +13,11 @@ _REFUSALS = ("not yet supported", "not supported yet", "currently unsupported",
              # function target <built-in ...>"; StableHLO: "Unsupported operation stablehlo.x"
              # (not "Unsupported Attribute type": a converter failing on an op it has)
              "unsupported module type", "unsupported function target",
-             "unsupported operation ")
+             "unsupported operation ",
+             # the PyTorch frontend on PyTorch's OpInfo samples (torch-op, 2026-12-07):
+             # "UnsupportedOperatorException: aten.geqrf.default", "input_type complex128 is
+             # not handled yet", "Unsupported input kind: InputKind.TOKEN"
+             "unsupportedoperatorexception", "is not handled yet", "unsupported input kind")
 
 
 def is_unsupported_op_error(exc: BaseException) -> bool:
