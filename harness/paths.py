@@ -4,7 +4,10 @@ The checkout holds cases/ and the cache (unless HARNESS_CACHE points elsewhere);
 a child process (another python, a source-build environment) imports the harness
 from REPO_ROOT.
 """
+import fcntl
 import os
+import sys
+from typing import Callable
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -18,6 +21,19 @@ def write_shared(path: str, data: str | bytes) -> None:
     with open(partial, "wb") as handle:
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)
     os.replace(partial, path)
+
+
+def made_once(folder: str, done: str, message: str, make: Callable[[], None]) -> None:
+    """`make()` fills `folder` and writes `done` last, once per machine: the first process
+    to ask makes it (saying `message`), under a lock every other one waits on."""
+    if os.path.exists(done):
+        return
+    os.makedirs(folder, exist_ok=True)
+    with open(folder + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(done):
+            print(f"harness: {message} once into {folder}", file=sys.stderr, flush=True)
+            make()
 
 
 def cache_dir() -> str:

@@ -13,11 +13,9 @@ an initializer holding the test's own input data.
 """
 from __future__ import annotations
 
-import fcntl
 import importlib.metadata
 import json
 import os
-import sys
 import warnings
 from typing import TYPE_CHECKING
 
@@ -40,14 +38,8 @@ def manifest() -> dict[str, list[str]]:
     """{model file name: its operators}, generating the models on first use."""
     folder = cache_folder()
     path = os.path.join(folder, MANIFEST)
-    if not os.path.exists(path):
-        os.makedirs(folder, exist_ok=True)
-        with open(folder + ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)     # one generator per machine at a time
-            if not os.path.exists(path):
-                print(f"harness: generating the ONNX node test models once into {folder} "
-                      "(about 12 s)", file=sys.stderr, flush=True)
-                _generate(folder, path)
+    paths.made_once(folder, path, "generating the ONNX node test models (about 12 s)",
+                    lambda: _generate(folder, path))
     with open(path) as handle:
         return json.load(handle)
 

@@ -12,7 +12,6 @@ at once, the first time a case is checked (about a minute), and loaded from ther
 """
 from __future__ import annotations
 
-import fcntl
 import importlib.metadata
 import json
 import os
@@ -47,15 +46,9 @@ def program_path(ref: str) -> str:
     """The saved ExportedProgram of case `ref`, exported (every case at once) on first use."""
     folder = cache_folder()
     done = os.path.join(folder, "exported.json")
-    if not os.path.exists(done):
-        os.makedirs(folder, exist_ok=True)
-        with open(folder + ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)   # one exporter per machine at a time
-            if not os.path.exists(done):
-                print(f"harness: exporting PyTorch's OpInfo samples once into {folder} "
-                      "(about a minute)", file=sys.stderr, flush=True)
-                found = export_all(folder)
-                paths.write_shared(done, json.dumps(found, indent=0, sort_keys=True))
+    paths.made_once(folder, done, "exporting PyTorch's OpInfo samples (about a minute)",
+                    lambda: paths.write_shared(done, json.dumps(export_all(folder), indent=0,
+                                                                sort_keys=True)))
     return os.path.join(folder, f"{ref}.pt2")
 
 
