@@ -27,12 +27,12 @@ import traceback
 TIME_LIMIT = 600   # seconds a reproducer may run (subprocess.run's timeout before)
 
 
-def _run_child(path: str, stdout: str, stderr: str) -> None:
+def _run_child(path: str, stdout: str, stderr: str, arguments: list) -> None:
     """In the forked child: the script as `__main__`, its output to those files."""
     for stream, name in ((1, stdout), (2, stderr)):
         os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), stream)
     os.chdir(os.path.dirname(path))
-    sys.argv = [path]
+    sys.argv = [path, *arguments]
     sys.path[0] = os.path.dirname(path)   # as `python path` puts the script's folder first
     signal.alarm(TIME_LIMIT)
     code = 0
@@ -55,7 +55,8 @@ def serve() -> None:
         sys.stdout.flush()
         pid = os.fork()
         if pid == 0:
-            _run_child(request["path"], request["stdout"], request["stderr"])
+            _run_child(request["path"], request["stdout"], request["stderr"],
+                       request.get("arguments", []))
         _, status = os.waitpid(pid, 0)
         print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
 
@@ -68,11 +69,12 @@ class Runner:
                                         stdout=subprocess.PIPE, text=True, env=env)
         self.folder = tempfile.mkdtemp(prefix="reproducer-output-")
 
-    def run(self, path: str) -> tuple[int, str, str]:
-        """(exit code, stdout, stderr) of `python path`."""
+    def run(self, path: str, *arguments: str) -> tuple[int, str, str]:
+        """(exit code, stdout, stderr) of `python path ARGUMENTS`."""
         streams = [os.path.join(self.folder, name) for name in ("stdout", "stderr")]
         self.process.stdin.write(json.dumps(
-            {"path": os.path.abspath(path), "stdout": streams[0], "stderr": streams[1]}) + "\n")
+            {"path": os.path.abspath(path), "stdout": streams[0], "stderr": streams[1],
+             "arguments": list(arguments)}) + "\n")
         self.process.stdin.flush()
         answer = self.process.stdout.readline()
         if not answer:

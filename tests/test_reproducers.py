@@ -243,3 +243,29 @@ def test_run_refuses_a_source_without_a_build_before_any_work(tmp_path):
         assert says in err, (argv, err)
     code, _, err = cli_here("reproducers", "convert-layout-sum")
     assert code == 2 and "ENTRY_ID is for --run" in err
+
+
+WORKAROUNDS = [entry for entry in known_issues.registry() if entry.workaround]
+
+
+@pytest.mark.parametrize("entry", WORKAROUNDS, ids=[entry.id for entry in WORKAROUNDS])
+def test_a_registered_workaround_holds_where_the_bug_is(entry, reproducer_runner):
+    """An entry's workaround is what `check` tells a user to do: its reproducer run with
+    `--workaround` applies it and must exit 0 wherever the entry says the bug is (and 1
+    without it: the same run proves the bug is there)."""
+    if not entry.on_stack(loading.versions()):
+        pytest.skip(f"{entry.id} is not registered for this TVM stack")
+    path = os.path.join(entry.base, entry.reproducer)
+    assert reproducer_runner.run(path)[0] == 1
+    code, stdout, stderr = reproducer_runner.run(path, "--workaround")
+    assert code == 0 and "with the workaround" in stdout, stdout + stderr[-1000:]
+
+
+def test_a_workaround_is_refused_without_a_reproducer_to_verify_it(tmp_path):
+    from harness.catalog import issue_entry
+    from harness.verdict import BadInput
+    registry = tmp_path / "known_issues.toml"
+    registry.write_text('[[issue]]\nid = "x"\ncase = "*"\nverdict = "error"\n'
+                        'reference = "r"\nworkaround = "do something else"\n')
+    with pytest.raises(BadInput, match="verified by its `reproducer`"):
+        issue_entry.read(str(registry))

@@ -27,7 +27,7 @@ from harness.verdict import PHASES, BadInput, Outcome, Violation
 
 _FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
            "stage", "phase", "copier", "pass", "access_path", "strict", "reproducer",
-           "saved_by", "message", "case_only",
+           "saved_by", "message", "case_only", "workaround",
            # what an upstream report needs (harness/cli/upstream.py): none of them matches
            "title", "expected", "actual", "at_fault", "first_bad_release", "introduced_by",
            "fixed_by", "measured_on")
@@ -57,6 +57,9 @@ class KnownIssue:
     access_path: str = ""  # the violation's access path, e.g. "(outcome)"; `*` = any text
     strict: bool = True  # False: the bug may or may not show on a case in scope
     reproducer: str = ""  # reproducers/<file>, relative to the registry's folder
+    # what a user can do instead; verified: `REPRODUCER --workaround` applies it and exits 0
+    # where the bug is (tests/test_reproducers.py, on every release the nightly runs)
+    workaround: str = ""
     phase: str = ""      # the violation's phase (verdict.PHASES), "" = any
     copier: str = ""     # the violation's copier, "" = any
     id: str = ""         # a stable name (`check --json` names it); default FILE#N
@@ -229,6 +232,9 @@ def _check_signature_fields(data: dict, where: str) -> None:
             if part.strip() and normalize(part) != " ".join(part.split()):
                 raise BadInput(f"{where}: `message` {pattern!r} can never match: messages are "
                                f"normalized, so {part.strip()!r} reads {normalize(part)!r}")
+    if data.get("workaround") and not data.get("reproducer"):
+        raise BadInput(f"{where}: a `workaround` is verified by its `reproducer` (run with "
+                       "--workaround, it exits 0): name the reproducer")
     if "case_only" in data and not (isinstance(data["case_only"], str)
                                     and data["case_only"].strip()):
         raise BadInput(f"{where}: `case_only` says why the bug depends on the model "

@@ -132,9 +132,15 @@ class Judgement:
         return self.known_lines() + self.stale_lines()
 
     def known_lines(self) -> list[str]:
-        return [f"known: {v.kind} at {v.where()}: [{issue.id}] {issue.reference}"
-                + (f"; reproducer {issue.reproducer_path}" if issue.reproducer else "")
-                for v, issue in self.known]
+        lines = []
+        for violation, issue in self.known:
+            lines.append(f"known: {violation.kind} at {violation.where()}: [{issue.id}] "
+                         f"{issue.reference}" + (f"; reproducer {issue.reproducer_path}"
+                                                 if issue.reproducer else ""))
+            if issue.workaround:   # verified: the reproducer with it applied exits 0
+                lines.append(f"  workaround: {issue.workaround} (verified: "
+                             f"{issue.reproducer_path} --workaround exits 0)")
+        return lines
 
     def stale_lines(self) -> list[str]:
         return [f"stale registry entry [{issue.id}] (it no longer happens here): "
