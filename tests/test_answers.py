@@ -376,3 +376,32 @@ def test_the_summary_line_of_a_differing_answer_says_what_differs():
     shape, values = _answer_lines(result)
     assert "shape () where the reference has (1, 1, 1, 1)" in shape and "2.38e-07" not in shape
     assert "2 of 4 elements differ" in values and "50 x the tolerance" in values
+
+
+def test_a_seeded_wrong_conversion_is_traced_to_its_node_and_read_by_its_cause(monkeypatch):
+    """Seeded: the ONNX frontend converts Relu as 2 x relu (every pass of tvm.compile is
+    innocent). The answer oracle alone sees it (the copies and the structure agree: the
+    module is what the frontend made); the localization names the Relu node, not the Conv
+    before it nor the Sigmoid after, with its attributes, and the signature carries it."""
+    from onnx import TensorProto, helper, numpy_helper
+    from tvm import relax
+    from tvm.relax.frontend.onnx import onnx_frontend
+
+    def doubled_relu(cls, bb, inputs, attr, params):
+        return relax.op.multiply(relax.op.nn.relu(inputs[0]), relax.const(2.0, "float32"))
+    monkeypatch.setattr(onnx_frontend.Relu, "_impl_v13", classmethod(doubled_relu))
+    weight = numpy_helper.from_array(
+        numpy.random.default_rng(0).standard_normal((2, 3, 3, 3)).astype("float32"), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv0"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu0"),
+             helper.make_node("Sigmoid", ["r"], ["y"], name="sigmoid0")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 6, 6])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    result = PathRunner(Options(path="compile")).run_model(model, Result("seeded"))
+    [found] = wrong(result)
+    assert found.access_path == "(answer vs onnxruntime; first wrong node: Relu)", found
+    assert "the first node whose output differs: Relu 'relu0'" in found.detail, found.detail
+    assert not [v for v in result.violations if v.kind != Outcome.WRONG_RESULT
+                and "AnnotateEntryFunc" not in (v.pass_name or "")], result.violations
