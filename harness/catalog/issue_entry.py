@@ -54,7 +54,9 @@ class KnownIssue:
     path: str = ""       # extract | tune | compile, "" = any
     stage: str = ""      # the violation's stage, "" = any
     pass_name: str = ""  # glob over the violation's pass ("pass" in the file), "" = any
-    access_path: str = ""  # the violation's access path, e.g. "(outcome)"; `*` = any text
+    # the violation's access path, e.g. "(outcome)", one or a list of patterns (`*` = any
+    # text); () = any
+    access_path: tuple = ()
     strict: bool = True  # False: the bug may or may not show on a case in scope
     reproducer: str = ""  # reproducers/<file>, relative to the registry's folder
     # what a user can do instead; verified: `REPRODUCER --workaround` applies it and exits 0
@@ -124,7 +126,8 @@ class KnownIssue:
         it may be matched is `candidates`' question)."""
         if violation.kind != self.verdict or (self.stage and self.stage != violation.stage):
             return False
-        if self.access_path and not star_matches(self.access_path, violation.access_path):
+        if self.access_path and not any(star_matches(pattern, violation.access_path)
+                                        for pattern in self.access_path):
             return False
         if (self.phase and self.phase != violation.phase) or (
                 self.copier and self.copier != violation.copier):
@@ -147,7 +150,8 @@ class KnownIssue:
         if self.verdict == Outcome.MUTATED:
             return bool(self.pass_name)
         if self.verdict == Outcome.WRONG_RESULT:   # by the node the answer goes wrong at
-            return LOCALIZED in self.access_path or bool(self.pass_name)
+            return any(LOCALIZED in pattern for pattern in self.access_path) \
+                or bool(self.pass_name)
         return self.verdict in _BY_MESSAGE and bool(self.message)
 
     @property
@@ -203,6 +207,7 @@ def _entry(raw: dict, where: str, base: str, default_id: str, file: str = "") ->
     data = dict(raw)
     data["case"] = _patterns(data["case"])
     data["message"] = _patterns(data.get("message", ()))
+    data["access_path"] = _patterns(data.get("access_path", ()))
     data["measured_on"] = _patterns(data.get("measured_on", ()))
     data["pass_name"] = data.pop("pass", "")
     data.setdefault("id", default_id)
@@ -213,7 +218,8 @@ def _entry(raw: dict, where: str, base: str, default_id: str, file: str = "") ->
 
 
 def _patterns(value) -> tuple:
-    """A field that takes one value or a list of them (`case`, `message`, `measured_on`)."""
+    """A field that takes one value or a list of them (`case`, `message`, `access_path`,
+    `measured_on`)."""
     return (value,) if isinstance(value, str) else tuple(value)
 
 
