@@ -76,6 +76,9 @@ def _row_of(case, result) -> dict:
 
 
 def _rows_of_report(path: str) -> list[dict]:
+    if not os.path.isfile(path):
+        raise BadInput(f"--from {path}: no such file (a report.json `python -m harness "
+                       "report --out DIR` wrote)")
     try:
         with open(path) as handle:
             rows = json.load(handle)["rows"]
