@@ -126,3 +126,15 @@ def test_the_onnx_node_rules_take_every_node_test_once():
     assert len(sources) == len(set(sources)) == len(names)
     assert sum("expanded" in case.tags for case in others) == sum("_expanded" in name
                                                                  for name in names)
+
+
+def test_a_report_rows_import_is_read_apart_from_what_its_path_found_later():
+    """`--from`: a row that imported and then met a compile mutation imported fine (its
+    converters exercised, not a failed import); an import error is the import's."""
+    from harness.cli import reach
+    mutated = {"signatures": ["mutated:compile:tirx.AnnotateEntryFunc"],
+               "violations": ["mutated at stage compile, pass tirx.AnnotateEntryFunc"]}
+    failed = {"signatures": ["error:import:-:KeyError: '?'"],
+              "violations": ["error at stage import: (frontend): KeyError: 'num_heads'"]}
+    assert reach._import_of(mutated) == {"verdict": "pass", "detail": ""}
+    assert reach._import_of(failed)["verdict"] == "error"

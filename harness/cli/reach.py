@@ -89,8 +89,18 @@ def _rows_of_report(path: str) -> list[dict]:
     if not measured:
         raise BadInput(f"--from {path}: its rows record no converters (a report written "
                        "before the reach map; run `python -m harness reach` instead)")
-    return [{"case": row["case"], **row["converters"], "verdict": row["verdict"],
-             "detail": (row.get("violations") or [""])[0]} for row in measured]
+    return [{"case": row["case"], **row["converters"], **_import_of(row)} for row in measured]
+
+
+def _import_of(row: dict) -> dict:
+    """A report row's import alone: its verdict there and the failure ("pass" when the
+    import went through, whatever the path found after it)."""
+    for signature, line in zip(row.get("signatures", []), row.get("violations", []),
+                               strict=False):
+        kind, _, rest = signature.partition(":")
+        if rest.split(":", 1)[0] == "import":
+            return {"verdict": kind, "detail": line}
+    return {"verdict": "pass", "detail": ""}
 
 
 def cmd_reach(args) -> int:
@@ -105,7 +115,10 @@ def cmd_reach(args) -> int:
         rows = reported
     else:   # the named cases, measured where the reports do not hold them
         held = {row["case"] for row in reported}
-        rows = reported + _measure([case for case in cases if case.id not in held], args)
+        measured, interrupted = _measure([case for case in cases if case.id not in held], args)
+        if interrupted is not None:
+            return interrupted
+        rows = reported + measured
     node_tests = {"node-" + name.removesuffix(".onnx").removeprefix("test_"): operators
                   for name, operators in onnx_node.manifest().items()}
     found = reach_map.build(rows, totals, node_tests)
@@ -115,7 +128,7 @@ def cmd_reach(args) -> int:
                           "selection": selection, "versions": loading.versions()}, indent=1))
     else:
         print(reach_map.text(found))
-    return EXIT_PASS if args.code is None else args.code
+    return EXIT_PASS
 
 
 def _rememberable(case) -> bool:
@@ -123,9 +136,10 @@ def _rememberable(case) -> bool:
     return case.base == catalog.CASES_DIR and case.file is None
 
 
-def _measure(cases: list, args) -> list[dict]:
-    """Each case's import-only row: from the cache where this stack measured it, else a
-    child each (`--jobs` at once), appended to the cache the moment it is decided."""
+def _measure(cases: list, args) -> tuple[list[dict], int | None]:
+    """(each case's import-only row, the exit code of an interruption or None): from the
+    cache where this stack measured it, else a child each (`--jobs` at once), appended to
+    the cache the moment it is decided."""
     path = rows_path()
     kept = {} if args.fresh else {row["case"]: row for row in jsonl.read(path)}
     todo = [case for case in cases if case.id not in kept or not _rememberable(case)]
@@ -149,11 +163,11 @@ def _measure(cases: list, args) -> list[dict]:
         if done[0] % 100 == 0 or done[0] == len(todo):
             print(f"reach: {done[0]} of {len(todo)} measured", file=sys.stderr, flush=True)
 
-    args.code = batch.run(todo, check_one, args.jobs, keep)
-    if args.code is not None:
+    interrupted = batch.run(todo, check_one, args.jobs, keep)
+    if interrupted is not None:
         print(f"reach: interrupted; {done[0]} of {len(todo)} measured and kept (the same "
               "command measures the rest)", file=sys.stderr)
-    return [kept[case.id] for case in cases if case.id in kept]
+    return [kept[case.id] for case in cases if case.id in kept], interrupted
 
 
 def register(sub) -> None:
@@ -173,4 +187,4 @@ def register(sub) -> None:
                    help="imports at once (default: one per core)")
     p.add_argument("--fresh", action="store_true", help="measure again, ignoring the cache")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per import")
-    p.set_defaults(func=cmd_reach, code=None)
+    p.set_defaults(func=cmd_reach)
