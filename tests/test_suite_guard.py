@@ -266,11 +266,13 @@ def test_a_guarded_suite_of_ordinary_relax_tests_exits_0_with_no_finding(tmp_pat
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert len(outcomes) >= 9 and set(outcomes.values()) == {"passed"}, outcomes
     summary = _summary(out)
-    assert summary["status"] == "pass" and summary["exit"] == 0, summary["findings"]
+    # clean, or registered: TVMScript's refusals of TVM's own modules are findings since
+    # 2026-12-06, each read `known` (its printer or parser gap is in the registry)
+    assert summary["status"] in ("pass", "known") and summary["exit"] == 0, summary["findings"]
     for finding in summary["findings"]:
-        assert finding["status"] == "unsupported", finding
-        assert finding["signature"].startswith("unsupported:suite/copy:") and \
-            "TVMScript cannot" in finding["signature"], finding
+        assert finding["status"] in ("unsupported", "known"), finding
+        assert "/copy:" in finding["signature"] and "TVMScript cannot" in finding["signature"], \
+            finding
     # it did the work: every stage of a compile was guarded and copied
     assert {"LegalizeOps", "FuseOps", "FuseTIR", "CallTIRRewrite", "VMShapeLower",
             "tirx.MakePackedAPI"} <= set(summary["passes"]), summary["passes"]
