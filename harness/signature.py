@@ -146,13 +146,15 @@ class Pattern:
     def matches(self, signature_text: str) -> bool:
         parts = split(signature_text)
         parts += [""] * (4 - len(parts))
-        return all(_part_matches(value, pattern) for value, pattern in
+        return all(part_matches(value, pattern) for value, pattern in
                    zip(parts, (self.kind, self.stage, self.pass_name, self.message), strict=False))
 
     def __str__(self) -> str:
         return self.source
 
 
-def _part_matches(value: str, pattern: str) -> bool:
+def part_matches(value: str, pattern: str) -> bool:
+    """One part of a signature against one part of a pattern (also a stage or a pass a
+    bisect step reached: versions.bisect.stopped_before)."""
     # exact first: messages hold brackets (`msgs[i]`) that a glob would read as a class
     return value == pattern or fnmatch.fnmatchcase(value, pattern)

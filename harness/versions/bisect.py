@@ -25,7 +25,6 @@ the step itself is broken and the bisect stops rather than blame a release.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import hashlib
 import json
 import os
@@ -39,7 +38,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness import paths
 from harness.paths import REPO_ROOT
-from harness.signature import NO_PASS, Pattern, split
+from harness.signature import NO_PASS, Pattern, part_matches, split
 from harness.verdict import EXIT_CANNOT_TEST, VERDICTS, BadInput, Outcome
 from harness.versions import envs
 
@@ -127,16 +126,12 @@ def stopped_before(step: Step, pattern: Pattern) -> bool:
         return False
     stage = pattern.stage.rsplit("/", 1)[0]   # its phase (checks, answer) comes after
     if pattern.pass_name not in (NO_PASS, "*"):
-        return not any(pattern_part(name, stage) and pattern_part(pass_name, pattern.pass_name)
+        return not any(part_matches(name, stage) and part_matches(pass_name, pattern.pass_name)
                        for name, pass_name in step.reached if pass_name != NO_PASS)
-    ran = any(pattern_part(name, stage) for name, pass_name in step.reached
+    ran = any(part_matches(name, stage) for name, pass_name in step.reached
               if pass_name == NO_PASS)
-    return not ran or any(len(parts) > 1 and pattern_part(parts[1].rsplit("/", 1)[0], stage)
+    return not ran or any(len(parts) > 1 and part_matches(parts[1].rsplit("/", 1)[0], stage)
                           for parts in ended)
-
-
-def pattern_part(value: str, glob: str) -> bool:
-    return value == glob or fnmatch.fnmatchcase(value, glob)
 
 
 def the_new_failure(good: Step, bad: Step) -> Pattern | None:
