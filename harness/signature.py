@@ -33,6 +33,15 @@ _MASKS = [
     (re.compile(r"\s+"), " "),
 ]
 NO_PASS = "-"
+# A wrong answer's access path once localized (oracles.answer_localize) names the operator
+# and the attributes given at the first framework node whose output differs: its cause,
+# which a registry entry may match on any model (catalog.issue_entry).
+LOCALIZED = "first wrong node: "
+
+
+def localized(compared_with: str, cause: str) -> str:
+    """The access path of a wrong answer against `compared_with`, traced to `cause`."""
+    return f"(answer vs {compared_with}; {LOCALIZED}{cause})"
 
 
 def normalize(message: str) -> str:

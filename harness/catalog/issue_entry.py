@@ -22,7 +22,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness.catalog.cases import CASES_DIR
-from harness.signature import Signature, normalize
+from harness.signature import LOCALIZED, Signature, normalize
 from harness.verdict import PHASES, BadInput, Outcome, Violation
 
 _FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "layout", "path",
@@ -37,9 +37,6 @@ _NO_MESSAGE = (Outcome.MUTATED, Outcome.TIMEOUT)
 # or a pass (mutated). A crash's message is its signal and a timeout has none: neither
 # tells one bug from another.
 _BY_MESSAGE = (Outcome.ERROR, Outcome.LOSSY_ROUNDTRIP)
-# A wrong answer's access path once localized (oracles.answer_localize): the operator and
-# its given attributes at the first framework node whose output differs name its cause.
-LOCALIZED = "first wrong node: "
 
 
 @dataclasses.dataclass(frozen=True)

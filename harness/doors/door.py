@@ -149,3 +149,7 @@ class Cut:
     def describe(self) -> str:
         name = f" {self.node!r}" if self.node else ""
         return f"{self.operator}{name}" + (f" ({self.attributes})" if self.attributes else "")
+
+    def cause(self) -> str:
+        """The operator and the attributes given: what a wrong answer starting here is."""
+        return f"{self.operator} {self.attributes}".rstrip()

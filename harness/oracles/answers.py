@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness import classify, doors
+from harness import classify, doors, signature
 from harness.classify import HarnessBug
 from harness.oracles import answer_bisect, answer_localize, forked, numbers
 from harness.oracles.recorder import Recorder
@@ -256,8 +256,7 @@ class AnswerChecks:
             if found.cut is not None:
                 # the operator (and the attributes given) names the cause: a registry
                 # entry matches it on any model that meets the same converter
-                where = (f"(answer vs {name}; first wrong node: {found.cut.operator}"
-                         + (f" {found.cut.attributes}" if found.cut.attributes else "") + ")")
+                where = signature.localized(name, found.cut.cause())
                 named += (f"; the first node whose output differs: {found.cut.describe()}: "
                           f"{found.mismatch} ({found.probes} compiles)")
             else:
