@@ -70,6 +70,7 @@ class _PatchPoint:
     module: str          # under tvm.relax.frontend
     owner: str           # "" the module itself, else a class in it
     attribute: str
+    assigns: bool = False   # it sets `self.convert_map` (else it returns the map)
 
 
 _POINTS: dict[str, _PatchPoint] = {
@@ -80,10 +81,11 @@ _POINTS: dict[str, _PatchPoint] = {
                                     "ExportedProgramImporter", "create_convert_map"),
     "fx": _PatchPoint("torch.fx_translator", "TorchFXImporter", "create_convert_map"),
     # OperatorConverter.__init__ builds self.convert_map (nested subgraphs make their own)
-    "tflite": _PatchPoint("tflite.tflite_frontend", "OperatorConverter", "__init__"),
+    "tflite": _PatchPoint("tflite.tflite_frontend", "OperatorConverter", "__init__",
+                          assigns=True),
     # StableHLOImporter.create_convert_map assigns self.convert_map
     "stablehlo": _PatchPoint("stablehlo.stablehlo_translator", "StableHLOImporter",
-                             "create_convert_map"),
+                             "create_convert_map", assigns=True),
 }
 
 
@@ -119,25 +121,19 @@ def recording(frontend: str | None,
         return
     owner = _owner(point)
     original = vars(owner)[point.attribute]
-    with _patched(owner, point.attribute, _noting(frontend, original, reached)):
+    with _patched(owner, point.attribute, _noting(point, original, reached)):
         yield reached
 
 
-def _noting(frontend: str, original, reached: ConverterRecord):
-    if frontend == "onnx":
-        return lambda: _NotingDict(original(), reached)
-    if frontend in ("exported_program", "fx"):
-        return lambda self: _NotingDict(original(self), reached)
-    if frontend == "tflite":
-        def __init__(self, *args, **kwargs):
-            original(self, *args, **kwargs)
-            self.convert_map = _NotingDict(self.convert_map, reached)
-        return __init__
+def _noting(point: _PatchPoint, original, reached: ConverterRecord):
+    """`original` wrapped so that the map it returns, or sets on `self`, notes its uses."""
+    if not point.assigns:
+        return lambda *args: _NotingDict(original(*args), reached)
 
-    def create_convert_map(self):   # stablehlo: assigns, returns nothing
-        original(self)
+    def assigning(self, *args, **kwargs):
+        original(self, *args, **kwargs)
         self.convert_map = _NotingDict(self.convert_map, reached)
-    return create_convert_map
+    return assigning
 
 
 def converters(frontend: str) -> list[str]:
