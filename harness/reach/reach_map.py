@@ -15,8 +15,7 @@ import dataclasses
 # The converter maps by the names people use (the reach command's JSON keys).
 PUBLIC_NAMES = {"onnx": "onnx", "exported_program": "torch", "fx": "torch-fx",
                 "tflite": "tflite", "stablehlo": "stablehlo"}
-_NO_CASE = {"onnx": "no case in the selection uses this operator",
-            "exported_program": "no case's exported program calls it",
+_NO_CASE = {"exported_program": "no case's exported program calls it",
             "fx": "no case's FX graph calls it",
             "tflite": "no case's TFLite model uses it",
             "stablehlo": "no case's StableHLO program uses it"}
@@ -68,9 +67,13 @@ def build(rows: list[dict], totals: dict, node_tests: dict[str, list[str]]) -> d
 
 
 def _first_lines(rows) -> dict[str, int]:
-    counted = collections.Counter((row.get("detail") or "").splitlines()[0][:160]
-                                  if row.get("detail") else "(no detail)" for row in rows)
+    counted = collections.Counter(_first_line(row) or "(no detail)" for row in rows)
     return dict(counted.most_common())
+
+
+def _first_line(row: dict) -> str:
+    """A measured row's failure, its first line, short."""
+    return (row.get("detail") or "").split("\n", 1)[0][:160]
 
 
 class _Reasons:
@@ -105,9 +108,8 @@ class _Reasons:
         failed = [row for row in ran if row["verdict"] != "pass"]
         if not failed:
             return f"imported without looking it up: {len(ran)} ONNX node test(s)"
-        first = (failed[0].get("detail") or "").splitlines()[0][:160]
         return (f"its node tests fail to import before its converter runs: {len(failed)} "
-                f"of {len(ran)}, e.g. {failed[0]['case']}: {first}")
+                f"of {len(ran)}, e.g. {failed[0]['case']}: {_first_line(failed[0])}")
 
 
 def text(found: dict) -> str:
