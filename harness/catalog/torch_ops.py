@@ -45,11 +45,20 @@ def cache_folder() -> str:
 def program_path(ref: str) -> str:
     """The saved ExportedProgram of case `ref`, exported (every case at once) on first use."""
     folder = cache_folder()
-    done = os.path.join(folder, "exported.json")
-    paths.made_once(folder, done, "exporting PyTorch's OpInfo samples (about a minute)",
-                    lambda: paths.write_shared(done, json.dumps(export_all(folder), indent=0,
-                                                                sort_keys=True)))
+    paths.made_once(folder, _done(folder), "exporting PyTorch's OpInfo samples (about a "
+                    "minute)", lambda: _export_into(folder))
     return os.path.join(folder, f"{ref}.pt2")
+
+
+def _done(folder: str) -> str:
+    return os.path.join(folder, "exported.json")
+
+
+def _export_into(folder: str) -> dict:
+    """Every sample exported into `folder`, `exported.json` written last: what was found."""
+    found = export_all(folder)
+    paths.write_shared(_done(folder), json.dumps(found, indent=0, sort_keys=True))
+    return found
 
 
 def _op_db() -> list:
@@ -59,24 +68,21 @@ def _op_db() -> list:
     return op_db
 
 
-class _Call:
+def _call_module(function, arguments: list, kwargs: dict, slots: list[int]):
     """The module of one sample: the operator called on the sample's arguments, its
     tensors the module's inputs (in order), the rest fixed."""
+    import torch
 
-    @staticmethod
-    def module(function, arguments: list, kwargs: dict, slots: list[int]):
-        import torch
-
-        class Call(torch.nn.Module):
-            def forward(self, *tensors):
-                given = list(arguments)
-                for slot, tensor in zip(slots, tensors, strict=True):
-                    given[slot] = tensor
-                result = function(*given, **kwargs)
-                # a named tuple (torch.return_types) as a plain one: saved programs
-                # cannot serialize torch's named tuple types
-                return tuple(result) if isinstance(result, tuple) else result
-        return Call()
+    class Call(torch.nn.Module):
+        def forward(self, *tensors):
+            given = list(arguments)
+            for slot, tensor in zip(slots, tensors, strict=True):
+                given[slot] = tensor
+            result = function(*given, **kwargs)
+            # a named tuple (torch.return_types) as a plain one: saved programs cannot
+            # serialize torch's named tuple types
+            return tuple(result) if isinstance(result, tuple) else result
+    return Call()
 
 
 def _sample_program(op):
@@ -96,7 +102,7 @@ def _sample_program(op):
     if not slots:
         return "the sample has no tensor input"
     inputs = tuple(arguments[index] for index in slots)
-    module = _Call.module(op.op, arguments, dict(sample.kwargs), slots)
+    module = _call_module(op.op, arguments, dict(sample.kwargs), slots)
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
@@ -139,9 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     folder = cache_folder()
     os.makedirs(folder, exist_ok=True)
-    found = export_all(folder)
-    paths.write_shared(os.path.join(folder, "exported.json"),
-                       json.dumps(found, indent=0, sort_keys=True))
+    found = _export_into(folder)
     with open(LISTING, "w") as handle:
         json.dump(found, handle, indent=1, sort_keys=True)
         handle.write("\n")
