@@ -41,7 +41,7 @@ def _stack() -> dict[str, str | None]:
     return found
 
 
-def rows_path(kind: str = "rows", suffix: str = "jsonl") -> str:
+def _stack_file(kind: str, suffix: str) -> str:
     """The measured rows (or totals) of this TVM stack and these frameworks (what decides a
     case's converters and the frontends' maps), in the harness cache."""
     key = json.dumps([FORMAT, _stack(), loading.versions()], sort_keys=True)
@@ -52,7 +52,7 @@ def rows_path(kind: str = "rows", suffix: str = "jsonl") -> str:
 def _totals() -> dict:
     """reach.totals in a child with torch visible (the PyTorch frontend's maps need it),
     remembered per stack: the maps are the installed packages' (5 s of imports)."""
-    path = rows_path("totals", "json")
+    path = _stack_file("totals", "json")
     if os.path.exists(path):
         with open(path) as handle:
             return json.load(handle)
@@ -140,7 +140,7 @@ def _measure(cases: list, args) -> tuple[list[dict], int | None]:
     """(each case's import-only row, the exit code of an interruption or None): from the
     cache where this stack measured it, else a child each (`--jobs` at once), appended to
     the cache the moment it is decided."""
-    path = rows_path()
+    path = _stack_file("rows", "jsonl")
     kept = {} if args.fresh else {row["case"]: row for row in jsonl.read(path)}
     todo = [case for case in cases if case.id not in kept or not _rememberable(case)]
     if todo:
