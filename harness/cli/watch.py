@@ -2,7 +2,7 @@
 
 Builds the checkout's REF (incrementally, ccache, or from the build store), runs the
 selection against that build (registered reproducers, catalog cases on each path, op
-fuzz campaigns, TVM's own tests: the harness's own commands, cli/watch_selection),
+fuzz campaigns, TVM's own tests: the harness's own commands, versions/build_checks),
 compares every row with the last night that had it, checks each change again on the same
 build (flaky ones are never searched), and hunts the commit behind each change that repeats within
 `--budget` minutes (cli/watch_hunts); a hunt that runs out resumes on the next run. The
@@ -22,11 +22,11 @@ import time
 
 from harness import paths
 from harness.catalog import cases as catalog
-from harness.cli import watch_hunts, watch_page, watch_selection
+from harness.cli import watch_hunts, watch_page
 from harness.cli.options import positive_float, positive_int
 from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput
-from harness.versions import build_store, commit_bisect, envs, nights, source_build
-from harness.versions.source_checkout import EnvironmentProblem, git
+from harness.versions import build_bench, build_checks, build_store, commit_bisect, envs, nights
+from harness.versions.source_checkout import EnvironmentProblem, git, require_clean_tvm
 
 DEFAULT_REPORT = ("yolov3-tiny-nhwc", "conv-reshape-concat")
 CHECK_TIMEOUT = 1800.0
@@ -37,15 +37,7 @@ def log(text: str) -> None:
 
 
 def _validate(args) -> tuple[str, str]:
-    source = os.path.abspath(args.source)
-    if not os.path.isdir(os.path.join(source, "python", "tvm")) or \
-            not os.path.exists(os.path.join(source, ".git")):
-        raise BadInput(f"--source {args.source} is not a git checkout of apache/tvm "
-                       "(no .git or python/tvm there)")
-    if git(source, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules",
-           check=False):
-        raise BadInput(f"--source {source} has uncommitted changes: the watch checks out "
-                       "other commits there (commit or stash them, or watch a clone)")
+    source = require_clean_tvm(args.source, "the watch")
     return source, commit_bisect.resolve(source, args.ref)
 
 
@@ -63,44 +55,15 @@ def _extra_packages(args) -> tuple[str, ...]:
     return envs.packages_for(cases) + (("pytest",) if args.suite else ())
 
 
-class Bench:
-    """What a night does to a commit: build it, run a selection item and a check again
-    on that build, and probe any commit for a hunt. The real one builds TVM; a test's
-    toy stands in for it on a toy history (tests/test_watch.py)."""
+class Bench(build_bench.BuildBench):
+    """A night's bench (versions.build_bench) that also hunts: whether a commit's build is
+    stored, and the commit probe that checks one hunt's row on any commit."""
 
     def __init__(self, args, source: str):
-        build_dir = os.path.abspath(args.build_dir or os.path.join(source, "build"))
-        self.source, self.store = source, args.store
-        self.probe = commit_bisect.CommitProbe(
-            source, build_dir, "", [], args.jobs, not args.no_ccache, _extra_packages(args),
-            CHECK_TIMEOUT, log, store=args.store)
-
-    def build(self, commit: str) -> dict:
-        git(self.source, "checkout", "--quiet", "--detach", commit)
-        started = time.monotonic()
-        stats, failure, built_in = self.probe.build(commit)
-        if failure:   # once more (incremental) before a failure is news: not a flaky machine
-            log("watch: the build failed; building once more before it counts")
-            stats, failure, built_in = self.probe.build(commit)
-        if not failure and self.store:
-            build_store.keep(self.store, commit_bisect.compiled_key(self.source, commit),
-                             built_in, commit, commit_bisect.title(self.source, commit))
-        log(f"watch: build {'ok' if not failure else 'FAILED'} ({stats.text()})")
-        return {"ok": not failure, "seconds": round(time.monotonic() - started, 1),
-                "reused": stats.reused, "folder": built_in,
-                "tail": self.probe.build_log_tail if failure else ""}
-
-    def runner(self, commit: str, folder: str):
-        """(python, environment) of the commit's build in `folder`."""
-        git(self.source, "checkout", "--quiet", "--detach", commit)
-        return self.probe.python(), source_build.checkout_env(self.source, folder, commit)
-
-    def run_item(self, item, runner, out: str, folder: str) -> tuple[dict, str]:
-        return watch_selection.run_item(item, *runner, out,
-                                        {"source": self.source, "build": folder}, log)
-
-    def shows(self, recheck: dict, signature: str, runner) -> bool | None:
-        return watch_selection.shows(recheck, signature, *runner, CHECK_TIMEOUT, self.source)
+        super().__init__(source, os.path.abspath(args.build_dir or
+                                                 os.path.join(source, "build")),
+                         args.store, args.jobs, not args.no_ccache, _extra_packages(args),
+                         CHECK_TIMEOUT, log)
 
     def stored(self, commit: str) -> bool:
         """Whether the build store holds this commit's compiled inputs (no compile needed)."""
@@ -171,7 +134,7 @@ def _run_night(args, state: nights.WatchState, source: str, commit: str,
             night.build.update(ok=False, tail=f"its tvm-ffi package does not build: {exc}")
             state.save()
     if runner is not None:
-        items = watch_selection.plan(args.report, args.paths, not args.no_reproducers,
+        items = build_checks.plan(args.report, args.paths, not args.no_reproducers,
                                      args.fuzz_examples, args.fuzz_seed, args.suite)
         for number, item in enumerate(items, 1):
             if item.name in night.done:

@@ -112,3 +112,19 @@ def _newer_dlpack_header(header: str) -> None:
         shutil.copyfile(installed, header)
         log(f"warning: dlpack.h {_dlpack_version(header)} is taken from the installed tvm_ffi "
             "package (its remote lacks the pinned, newer one)")
+
+
+def require_clean_tvm(source: str, command: str) -> str:
+    """The absolute path of an apache/tvm git checkout whose tracked files are unchanged:
+    `command` checks other commits out there. Anything else is bad input naming the fix."""
+    from harness.verdict import BadInput
+    source = os.path.abspath(source)
+    if not os.path.isdir(os.path.join(source, "python", "tvm")) or \
+            not os.path.exists(os.path.join(source, ".git")):
+        raise BadInput(f"--source {source} is not a git checkout of apache/tvm "
+                       "(no .git or python/tvm there)")
+    if git(source, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules",
+           check=False):
+        raise BadInput(f"--source {source} has uncommitted changes: {command} checks out "
+                       "other commits there (commit or stash them, or use a clone)")
+    return source

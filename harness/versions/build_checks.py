@@ -1,4 +1,6 @@
-"""What a watched night runs against its build, as the harness's own commands, and its rows.
+"""The checks run against one build, as the harness's own commands, and their rows.
+
+A watched night (cli/watch) and a try of a change (premerge) run these.
 
 Each item is one `python -m harness ...` command run with the build's python and
 environment (what `bisect-step` checks with), writing into the night's folder; its
@@ -78,20 +80,47 @@ def _suite_rows(folder: str, stdout: str) -> dict:
                                                   for finding in findings}}}}
 
 
+def reproducers_item(entries: tuple[str, ...] = ()) -> Item:
+    """The registered reproducers (all, or `entries`) run against the build."""
+    return Item("reproducers", ("reproducers", "--run", *entries, "--source", "{source}",
+                                "--build-dir", "{build}", "--json", "{out}/reproducers.json"),
+                _reproducer_rows)
+
+
+def report_item(path: str, patterns: list[str], jobs: int = 1) -> Item:
+    return Item(f"report-{path}", ("report", *patterns, "--path", path, "--out", "{out}",
+                                   "--fresh", "--jobs", str(jobs)), _report_rows)
+
+
+def passes_item(pass_name: str, cases: list[str], jobs: int = 1) -> Item:
+    """One pass's sweep rows over `cases` at every point (`passes --pass NAME`)."""
+    return Item(f"passes-{pass_name}", ("passes", *cases, "--pass", pass_name, "--out", "{out}",
+                                        "--fresh", "--no-memo", "--jobs", str(jobs)),
+                _sweep_rows)
+
+
+def _sweep_rows(folder: str, stdout: str) -> dict:
+    """A row per (pass, case, point): a failing or known verdict is its signature (the
+    verdict and the detail's first line); a skipped or refused point shows nothing."""
+    with open(os.path.join(folder, "passes.json")) as handle:
+        rows = json.load(handle)["rows"]
+    found = {}
+    for row in rows:
+        if row["verdict"] == "harness-error":   # ours, never TVM's news
+            continue
+        shown = row["failing"] or row["verdict"] in ("known", "stale")
+        detail = (row["detail"].splitlines() or [""])[0][:200]
+        found[f"passes {row['pass']} {row['case']} {row['point']}"] = {
+            "signatures": [f"{row['verdict']}: {detail}"] if shown else [], "recheck": {}}
+    return found
+
+
 def plan(patterns: list[str], paths: list[str], reproducers: bool, fuzz_examples: int,
          fuzz_seed: int, suite: list[str] = ()) -> list[Item]:
     """The night's commands, cheapest first; TVM's own tests (`suite`: folders of the
     checkout's tests/python) last."""
-    items = []
-    if reproducers:
-        items.append(Item("reproducers", ("reproducers", "--run", "--source", "{source}",
-                                          "--build-dir", "{build}", "--json",
-                                          "{out}/reproducers.json"), _reproducer_rows))
-    for path in paths:
-        if patterns:
-            items.append(Item(f"report-{path}", ("report", *patterns, "--path", path,
-                                                 "--out", "{out}", "--fresh", "--jobs", "1"),
-                              _report_rows))
+    items = [reproducers_item()] if reproducers else []
+    items += [report_item(path, patterns) for path in paths if patterns]
     if fuzz_examples:
         for path in paths:
             name = f"fuzz ops {path} seed {fuzz_seed}"
@@ -118,7 +147,7 @@ def run_item(item: Item, python: str, env: dict, folder: str, where: dict[str, s
         for placeholder, value in fill.items():
             part = part.replace(placeholder, value)
         argv.append(part)
-    log(f"watch: $ {' '.join(argv[1:])}")
+    log(f"  $ {' '.join(argv[1:])}")
     proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     stdout, stderr = _relay(proc, folder)
