@@ -32,6 +32,7 @@ LAYERS = {
     "suite": ("suite/",),
     "versions": ("versions/",),
     "reach": ("reach/",),
+    "premerge": ("premerge/",),
     "cli": ("cli/", "pytest_plugin.py", "__main__.py"),
 }
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}

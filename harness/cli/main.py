@@ -292,13 +292,15 @@ def _extra_commands():
         reduce,
         report,
         reproducers,
+        try_change,
         upstream,
         watch,
     )
     return [report.register, attrs_cli.register, fuzz.register, bisect.register,
             bisect_step.register, matrix.register, envs.register, reduce.register,
             passes.register, reproducers.register, upstream.register, guard_suite.register,
-            merge.register, nightly_shard.register, watch.register, reach.register]
+            merge.register, nightly_shard.register, watch.register, reach.register,
+            try_change.register]
 
 
 def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -75,19 +75,21 @@ def _row_of(case, result) -> dict:
             "verdict": str(result.verdict), "detail": failure.detail if failure else ""}
 
 
-def _rows_of_report(path: str) -> list[dict]:
+def rows_of_report(path: str, flag: str = "--from") -> list[dict]:
+    """A report's rows that recorded their converters; a missing or foreign file is bad
+    input naming `flag`."""
     if not os.path.isfile(path):
-        raise BadInput(f"--from {path}: no such file (a report.json `python -m harness "
+        raise BadInput(f"{flag} {path}: no such file (a report.json `python -m harness "
                        "report --out DIR` wrote)")
     try:
         with open(path) as handle:
             rows = json.load(handle)["rows"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise BadInput(f"--from {path}: not a report.json of `python -m harness report` "
+        raise BadInput(f"{flag} {path}: not a report.json of `python -m harness report` "
                        f"({type(exc).__name__}: {exc})") from None
     measured = [row for row in rows if row.get("converters")]
     if not measured:
-        raise BadInput(f"--from {path}: its rows record no converters (a report written "
+        raise BadInput(f"{flag} {path}: its rows record no converters (a report written "
                        "before the reach map; run `python -m harness reach` instead)")
     return [{"case": row["case"], **row["converters"], **_import_of(row)} for row in measured]
 
@@ -105,7 +107,7 @@ def _import_of(row: dict) -> dict:
 
 def cmd_reach(args) -> int:
     cases = catalog.select_for_run(args.pattern, everything=args.all)
-    reported = [row for path in args.from_report or () for row in _rows_of_report(path)]
+    reported = [row for path in args.from_report or () for row in rows_of_report(path)]
     try:   # bad input (a pattern, a --from file) is refused above, before this work
         totals = _totals()
     except loading.TVMUnavailable as exc:
@@ -129,6 +131,17 @@ def cmd_reach(args) -> int:
     else:
         print(reach_map.text(found))
     return EXIT_PASS
+
+
+def recorded_rows() -> list[dict]:
+    """Every import-only row this stack measured so far (`try` selects cases by them)."""
+    return jsonl.read(_stack_file("rows", "jsonl"))
+
+
+def measure(cases: list, jobs: int, timeout: float = 120.0) -> tuple[list[dict], int | None]:
+    """Measure the cases' converters the cache lacks (as `reach CASES` does)."""
+    import argparse
+    return _measure(cases, argparse.Namespace(fresh=False, jobs=jobs, timeout=timeout))
 
 
 def _rememberable(case) -> bool:

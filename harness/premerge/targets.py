@@ -1,0 +1,161 @@
+"""Target determination: the checks a change can affect, each with why it is in.
+
+From what the change touches (premerge/touched) and what each check exercises
+(premerge/exercised):
+
+* a converter changed -> the catalog cases whose import uses it, on the compile path
+  (the import, then the compiled module's answers against the framework's: a converter
+  that breaks either raises or answers wrong). Per converter, the cases testing it by
+  name first (`node-resize_*` for Resize), then the rest, up to `per_converter`;
+* a change the converter map cannot narrow (a constant shared by every converter) -> a
+  set of the frontend's cases covering every converter they exercise (greedy cover);
+* a pass changed -> its sweep rows (`passes --pass NAME` on the sample cases at every
+  point) and the sample on both paths, whose pipelines run it;
+* TIR lowering or code generation -> the sample on the compile path;
+* a file nothing maps -> the default selection (the sample on both paths), said;
+* every change but an inert one -> the registry's reproducers (a fix is named by the
+  reproducer that stops reproducing; a break by one that starts failing differently).
+A change of inert files alone (docs, TVM's tests, CI) selects nothing.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from harness.premerge.exercised import MAPS_OF_FOLDER, Exercised
+from harness.premerge.touched import Area, Touched
+
+SAMPLE = ("yolov3-tiny-nhwc", "conv-reshape-concat")   # the watch's default report
+PATHS = ("extract", "compile")
+PER_CONVERTER = 12
+
+
+@dataclasses.dataclass
+class Selection:
+    """What to run on both sides, and the reasons: {path: {case: [why]}}, {pass: [why]}."""
+    cases: dict[str, dict[str, list[str]]] = dataclasses.field(default_factory=dict)
+    passes: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    reproducers: list[str] = dataclasses.field(default_factory=list)   # why, "" if none
+    notes: list[str] = dataclasses.field(default_factory=list)          # said, not run
+    inert: list[str] = dataclasses.field(default_factory=list)
+
+    def add_case(self, path: str, case: str, why: str) -> None:
+        reasons = self.cases.setdefault(path, {}).setdefault(case, [])
+        if why not in reasons:
+            reasons.append(why)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.cases or self.passes or self.reproducers)
+
+    def size(self) -> int:
+        """Checks selected (a case on a path, a pass's sweep, the reproducers as one)."""
+        return sum(len(by_case) for by_case in self.cases.values()) + len(self.passes) + \
+            (1 if self.reproducers else 0)
+
+    def to_json(self) -> dict:
+        return {"cases": self.cases, "passes": self.passes, "reproducers": self.reproducers,
+                "notes": self.notes, "inert": self.inert, "checks": self.size()}
+
+
+def select(touched: list[Touched], exercised: Exercised, catalog_maps: dict[str, str | None],
+           per_converter: int = PER_CONVERTER) -> Selection:
+    """`catalog_maps`: every catalog case id -> its door's converter map (None: no map)."""
+    selection = Selection()
+    for item in touched:
+        if item.area == Area.INERT:
+            selection.inert.append(item.path)
+        elif item.area == Area.FRONTEND:
+            _frontend(selection, item, exercised, catalog_maps, per_converter)
+        elif item.area == Area.PASS:
+            for name in sorted(item.passes):
+                selection.passes.setdefault(name, []).append(f"{item.path} {item.why}")
+                for path in PATHS:
+                    for case in SAMPLE:
+                        selection.add_case(path, case, f"pass {name} changed: the sample, "
+                                                       "whose pipeline runs it")
+        elif item.area == Area.LOWERING:
+            for case in SAMPLE:
+                selection.add_case("compile", case, f"{item.path}: {item.why}: the "
+                                                    "compile-path sample")
+        else:
+            for path in PATHS:
+                for case in SAMPLE:
+                    selection.add_case(path, case, f"{item.path}: {item.why}: the default "
+                                                   "selection")
+    if len(selection.inert) < len(touched):
+        selection.reproducers.append("the registry's reproducers: always (a fix is named by "
+                                     "the one that stops reproducing)")
+    return selection
+
+
+def _frontend(selection: Selection, item: Touched, exercised: Exercised,
+              catalog_maps: dict[str, str | None], per_converter: int) -> None:
+    maps = MAPS_OF_FOLDER.get(item.frontend, ())
+    if item.whole_frontend:
+        chosen = cover(exercised, maps, catalog_maps)
+        for case in chosen:
+            selection.add_case("compile", case, f"{item.path}: {item.why}: a cover of the "
+                                                "frontend's converters")
+        if not chosen:
+            _no_record(selection, item, maps, catalog_maps)
+        return
+    if not item.converters:
+        selection.notes.append(f"{item.path}: {item.why}: no check to add")
+        return
+    for converter in sorted(item.converters):
+        picked = []
+        for frontend in maps:
+            users = exercised.cases_using(frontend, converter)
+            picked += by_name_first(users, converter, exercised, frontend)
+        if not picked:
+            selection.notes.append(f"converter {converter} ({item.path}): no catalog case "
+                                   "exercises it" + _unrecorded(exercised, maps, catalog_maps))
+        for case in picked[:per_converter]:
+            selection.add_case("compile", case, f"converter {converter} changed ({item.path})")
+        if len(picked) > per_converter:
+            selection.notes.append(f"converter {converter}: {per_converter} of the "
+                                   f"{len(picked)} cases that exercise it (those testing it "
+                                   "alone first)")
+
+
+def by_name_first(cases: list[str], converter: str, exercised: Exercised,
+                  frontend: str) -> list[str]:
+    """Cases exercising `converter`, those that exercise least besides it first (a node
+    test of that operator alone), then by id."""
+    return sorted(cases, key=lambda case: (len(exercised.converters[frontend][case]), case))
+
+
+def cover(exercised: Exercised, maps: tuple[str, ...],
+          catalog_maps: dict[str, str | None]) -> list[str]:
+    """A few cases that together exercise every converter any case of these maps does
+    (greedy set cover: the case adding most unexercised converters next)."""
+    candidates = {case: used for frontend in maps
+                  for case, used in exercised.converters.get(frontend, {}).items()
+                  if case in catalog_maps}
+    wanted = set().union(*candidates.values()) if candidates else set()
+    chosen = []
+    while wanted:
+        case = max(sorted(candidates), key=lambda name: len(candidates[name] & wanted))
+        gained = candidates[case] & wanted
+        if not gained:
+            break
+        chosen.append(case)
+        wanted -= gained
+    return chosen
+
+
+def _no_record(selection, item, maps, catalog_maps) -> None:
+    selection.notes.append(f"{item.path}: {item.why}: no case of the frontend has a record "
+                           "of its converters" + _unrecorded(Exercised(), maps, catalog_maps))
+    for case in SAMPLE:
+        selection.add_case("compile", case, f"{item.path}: the default selection (no record)")
+
+
+def _unrecorded(exercised: Exercised, maps: tuple[str, ...],
+                catalog_maps: dict[str, str | None]) -> str:
+    missing = [case for case, frontend in catalog_maps.items()
+               if frontend in maps and not exercised.recorded(case)]
+    if not missing:
+        return ""
+    return (f"; {len(missing)} case(s) through this frontend have no record of their "
+            "converters (`try --record` measures them)")
