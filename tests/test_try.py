@@ -425,3 +425,54 @@ def test_a_python_only_break_of_a_real_converter_is_found_without_a_build(tmp_pa
     assert any("depthtospace" in finding["row"] for finding in answer["new"])
     head = next(side for side in answer["sides"] if side["side"] == "head")
     assert head["build"]["reused"]
+
+
+# ---- a fix, verified (`upstream ENTRY --fix PATCH`) -----------------------------------
+
+def _entry(folder):
+    from harness.catalog.issue_entry import KnownIssue
+    (folder / "known_issues.toml").write_text(
+        '[[issue]]\nid = "onnx-spacetodepth-crd"\ncase = "node-spacetodepth*"\n'
+        'verdict = "wrong-result"\nreference = "not yet reported"\n'
+        'reproducer = "reproducers/spacetodepth.py"\ntitle = "SpaceToDepth ignores mode"\n'
+        'expected = "CRD order"\nactual = "DCR order"\n')
+    (folder / "reproducers").mkdir()
+    (folder / "reproducers" / "spacetodepth.py").write_text("raise SystemExit(1)\n")
+    return KnownIssue(case=("node-spacetodepth*",), verdict="wrong-result",
+                      reference="not yet reported", id="onnx-spacetodepth-crd",
+                      base=str(folder), reproducer="reproducers/spacetodepth.py",
+                      title="SpaceToDepth ignores mode", expected="CRD order",
+                      actual="DCR order")
+
+
+def test_a_patch_verified_to_fix_an_entry_is_kept_with_it_and_carried_upstream(
+        repo, tmp_path, capsys):
+    import dataclasses
+    import tomllib
+
+    from harness.catalog.issue_entry import KnownIssue
+    from harness.cli import fix_verify, upstream
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    entry = _entry(registry)
+    args = argparse.Namespace(source=str(repo), base="main", build_dir=None, store=None,
+                              state=str(tmp_path / "state"), jobs=1)
+    wrong = _patch(repo, tmp_path, "wrong.patch", "[0, 1, 4, 2, 5, 3]", "[0, 1, 4, 2, 5, 3] ")
+    code = fix_verify.verify(entry, argparse.Namespace(**vars(args), fix=wrong),
+                             make_bench=lambda *_: ToyBench(repo))
+    assert code == 1 and "does not fix onnx-spacetodepth-crd" in capsys.readouterr().out
+    assert not (registry / "fixes").exists()
+    right = _patch(repo, tmp_path, "right.patch", "[0, 3, 5, 1, 2, 4]", "[0, 1, 3, 5, 2, 4]")
+    code = fix_verify.verify(entry, argparse.Namespace(**vars(args), fix=right),
+                             make_bench=lambda *_: ToyBench(repo))
+    assert code == 0, capsys.readouterr()
+    kept = registry / "fixes" / "onnx-spacetodepth-crd.patch"
+    assert kept.read_text() == open(right).read()
+    with open(registry / "known_issues.toml", "rb") as handle:
+        written = tomllib.load(handle)["issue"][0]
+    assert written["fix"] == "fixes/onnx-spacetodepth-crd.patch"
+    assert "the reproducer stops reproducing (confirmed)" in written["fix_verified"]
+    text = upstream.report(dataclasses.replace(entry, fix=written["fix"],
+                                               fix_verified=written["fix_verified"]))
+    assert "### A fix" in text and "[0, 1, 3, 5, 2, 4]" in text and "Verified: `try" in text
+    assert isinstance(entry, KnownIssue)

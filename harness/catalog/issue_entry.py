@@ -30,7 +30,7 @@ _FIELDS = ("id", "case", "verdict", "reference", "evidence", "tvm", "tvm_ffi", "
            "saved_by", "message", "case_only", "workaround",
            # what an upstream report needs (harness/cli/upstream.py): none of them matches
            "title", "expected", "actual", "at_fault", "first_bad_release", "introduced_by",
-           "fixed_by", "measured_on")
+           "fixed_by", "measured_on", "fix", "fix_verified")
 # Kinds whose signature has no message (signature._message): an entry scopes them by pass.
 _NO_MESSAGE = (Outcome.MUTATED, Outcome.TIMEOUT)
 # Kinds an entry may recognize outside its cases, given a message (error, lossy-roundtrip)
@@ -76,6 +76,8 @@ class KnownIssue:
     introduced_by: str = ""  # "<hash> <commit title>": the first bad commit (a commit bisect)
     fixed_by: str = ""   # "<hash> <commit title>": the commit that fixed it
     measured_on: tuple = ()  # where it was last measured, newest release (and commit) first
+    fix: str = ""        # a patch to TVM that fixes it: fixes/<file>.patch, relative to the folder
+    fix_verified: str = ""   # what `upstream ID --fix` measured: the try that showed it fixes
 
     @property
     def reproducer_path(self) -> str:
@@ -238,6 +240,8 @@ def _check_signature_fields(data: dict, where: str) -> None:
     if data.get("workaround") and not data.get("reproducer"):
         raise BadInput(f"{where}: a `workaround` is verified by its `reproducer` (run with "
                        "--workaround, it exits 0): name the reproducer")
+    if data.get("fix_verified") and not data.get("fix"):
+        raise BadInput(f"{where}: `fix_verified` says how a `fix` was verified: name the fix")
     if "case_only" in data and not (isinstance(data["case_only"], str)
                                     and data["case_only"].strip()):
         raise BadInput(f"{where}: `case_only` says why the bug depends on the model "

@@ -38,12 +38,33 @@ def log(text: str) -> None:
 
 
 def cmd_try(args) -> int:
-    return try_change(args, _bench)
+    return try_change(args, bench_of)
 
 
 def try_change(args, make_bench) -> int:
     """The command with the bench given (`make_bench(args, source, selection)`): the real
     one builds TVM; a test's toy stands in on a toy history (tests/test_try.py)."""
+    answer = run_try(args, make_bench)
+    if answer is None:
+        return EXIT_CANNOT_TEST
+    change, selection, outcome, nightly = answer
+    references = {entry.id: entry.reference for entry in known_issues.registry()}
+    text = comment.markdown(change, selection, outcome, references, nightly)
+    if args.comment:
+        with open(args.comment, "w") as handle:
+            handle.write(text)
+    print(comment.to_json(change, selection, outcome, references, nightly) if args.json
+          else text, end="" if not args.json else "\n")
+    if outcome is None:
+        return EXIT_PASS
+    if outcome.new:
+        return EXIT_VIOLATED
+    return EXIT_INTERNAL if outcome.errors else EXIT_PASS
+
+
+def run_try(args, make_bench):
+    """(the change, its selection, the outcome or None when nothing ran, the nightly's
+    size), or None when TVM cannot be built here (said on stderr)."""
     if args.head and args.patch:
         raise BadInput("give --head REF or --patch FILE, not both")
     if not args.head and not args.patch:
@@ -68,19 +89,8 @@ def try_change(args, make_bench) -> int:
                            make_bench(args, source, selection))
         except EnvironmentProblem as exc:   # the machine cannot build at all
             log(f"try: cannot build TVM here: {exc}")
-            return EXIT_CANNOT_TEST
-    references = {entry.id: entry.reference for entry in known_issues.registry()}
-    text = comment.markdown(change, selection, outcome, references, nightly)
-    if args.comment:
-        with open(args.comment, "w") as handle:
-            handle.write(text)
-    print(comment.to_json(change, selection, outcome, references, nightly) if args.json
-          else text, end="" if not args.json else "\n")
-    if outcome is None:
-        return EXIT_PASS
-    if outcome.new:
-        return EXIT_VIOLATED
-    return EXIT_INTERNAL if outcome.errors else EXIT_PASS
+            return None
+    return change, selection, outcome, nightly
 
 
 def _exercised(read, args, maps, everything) -> exercised.Exercised:
@@ -119,7 +129,7 @@ def _items(selection: targets.Selection, jobs: int) -> list:
     return items
 
 
-def _bench(args, source: str, selection: targets.Selection) -> build_bench.BuildBench:
+def bench_of(args, source: str, selection: targets.Selection) -> build_bench.BuildBench:
     packages = envs.packages_for(catalog.select_for_run(
         sorted({case for by_case in selection.cases.values() for case in by_case})
         or list(targets.SAMPLE), everything=True))

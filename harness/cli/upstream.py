@@ -99,7 +99,7 @@ def report(entry: KnownIssue) -> str:
         "---", f"title: {_quoted(entry.title)}", f"labels: {_quoted(', '.join(LABELS))}", "---",
         "", "### Expected behavior", "", _unwrap(entry.expected),
         "", "### Actual behavior", "", _unwrap(entry.actual), "", _cause(entry),
-        *_related(entry),
+        *_related(entry), *_fix(entry),
         "", "### Environment", "", *_environment(entry),
         "", "### Steps to reproduce", "", *_steps(entry),
         "", "### Triage", "", *(f"* {label}" for label in LABELS), "",
@@ -120,6 +120,20 @@ def _related(entry: KnownIssue) -> list[str]:
     """Upstream issues and pull requests the entry's reference names."""
     links = re.findall(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+", entry.reference)
     return ["", "Related: " + ", ".join(links)] if links else []
+
+
+def _fix(entry: KnownIssue) -> list[str]:
+    """The entry's patch, inlined, with what verified it (`upstream ID --fix`)."""
+    if not entry.fix:
+        return []
+    path = os.path.join(entry.base, entry.fix)
+    try:
+        with open(path) as handle:
+            patch = handle.read().rstrip("\n")
+    except OSError as exc:
+        raise BadInput(f"[{entry.id}] its fix {path} cannot be read: {exc.strerror}") from None
+    verified = _unwrap(entry.fix_verified) or "not verified yet (`upstream ID --fix` does it)"
+    return ["", "### A fix", "", f"Verified: {verified}.", "", "```diff", patch, "```"]
 
 
 def _environment(entry: KnownIssue) -> list[str]:
@@ -181,6 +195,9 @@ def _registry_file(entry: KnownIssue) -> str:
 
 def cmd_upstream(args) -> int:
     entry = find(args.entry)
+    if args.fix:
+        from harness.cli import fix_verify
+        return fix_verify.verify(entry, args)
     text = report(entry)
     _, unknown = missing(entry)
     if args.out:
@@ -203,4 +220,15 @@ def register(sub) -> None:
                                         "apache/tvm's bug-report shape")
     p.add_argument("entry", metavar="ENTRY_ID", help="a known-issue id (cases/known_issues/)")
     p.add_argument("--out", metavar="FILE", help="write the issue's text there (default: stdout)")
+    p.add_argument("--fix", metavar="PATCH",
+                   help="verify a patch to TVM fixes the entry (`try --patch` on --source: its "
+                        "reproducer stops, nothing else selected changes); when it does, the "
+                        "patch is kept with the entry and the report carries it")
+    p.add_argument("--source", metavar="TVM_CHECKOUT", help="with --fix: the TVM checkout")
+    p.add_argument("--base", default="HEAD", metavar="REF",
+                   help="with --fix: the commit the patch applies to (default HEAD)")
+    p.add_argument("--build-dir", default=None, metavar="DIR")
+    p.add_argument("--store", default=None, metavar="DIR")
+    p.add_argument("--state", default=None, metavar="DIR")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.set_defaults(func=cmd_upstream)
