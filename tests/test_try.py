@@ -476,3 +476,16 @@ def test_a_patch_verified_to_fix_an_entry_is_kept_with_it_and_carried_upstream(
                                                fix_verified=written["fix_verified"]))
     assert "### A fix" in text and "[0, 1, 3, 5, 2, 4]" in text and "Verified: `try" in text
     assert isinstance(entry, KnownIssue)
+
+
+def test_recorded_passes_narrow_a_changed_pass_to_the_paths_that_run_it():
+    from harness.premerge import exercised
+    rows = [{"case": "conv-reshape-concat", "path": "extract", "passes": ["FuseOps"]},
+            {"case": "conv-reshape-concat", "path": "compile", "passes": ["LegalizeOps"]}]
+    found = exercised.gather(rows, {}, {"conv-reshape-concat": "onnx"})
+    item = touched.Touched(PASS_FILE, touched.Area.PASS, passes=frozenset({"FuseOps"}))
+    selection = targets.select([item], found, {})
+    assert set(selection.cases) == {"extract"} and "FuseOps" in selection.passes
+    unknown = targets.select([touched.Touched(PASS_FILE, touched.Area.PASS,
+                                              passes=frozenset({"Other"}))], found, {})
+    assert not unknown.cases and any("its sweep rows alone" in note for note in unknown.notes)

@@ -33,8 +33,9 @@ def _ends_with_newline(path: str) -> bool:
 RELEASE_SET_VARIABLE = "HARNESS_RELEASE_SET"
 # Bumped when a row's fields change: rows of another format are run again, not mixed in
 # (and `merge` refuses to join rows of two formats or two harness versions).
-ROW_FORMAT = 5   # 3: report rows carry their violations' signatures; 4: and their stale
-#                  entries; 5: and the frontend converters their import looked up
+ROW_FORMAT = 6   # 3: report rows carry their violations' signatures; 4: and their stale
+#                  entries; 5: and the frontend converters their import looked up; 6: and
+#                  the passes their path ran (`try` selects by both)
 
 
 class Journal:

@@ -54,6 +54,8 @@ def row_of(case: catalog.Case, result: Result, wall: float) -> dict:
             "converters": ({"frontend": result.converters.frontend,
                             "used": result.converters.used}
                            if result.converters and result.converters.measurable else None),
+            # the passes the path ran on it (the guard's records): `try --exercised`
+            "passes": sorted({record.name for record in result.passes}),
             "judged": carry.judged(result)}
 
 

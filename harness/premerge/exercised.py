@@ -1,8 +1,10 @@
-"""What each catalog case exercises of TVM's frontends: the converters its import uses.
+"""What each catalog case exercises of TVM: the converters its import uses, the passes its
+path runs.
 
 The record comes from the runs themselves: an import-only `reach` row (tvmapi's converter
 maps patched, the names the frontend really looked up) or a report row's `converters`
-(every check records them). Where no run recorded a case, an ONNX node test's own graph
+and `passes` (every check records them; the passes are the pass guard's records, which
+tell a changed pass's paths). Where no run recorded a case, an ONNX node test's own graph
 says which operators it holds (the ONNX frontend converts node by node, one converter
 per operator type: the same names). A case with neither is *unrecorded*: a selection
 says how many, and `try --record` (or `reach PATTERN`) measures them.
@@ -26,6 +28,8 @@ class Exercised:
     """{converter map: {case: converters}} and how each case's record was made."""
     converters: dict[str, dict[str, frozenset[str]]] = dataclasses.field(default_factory=dict)
     how: dict[str, str] = dataclasses.field(default_factory=dict)   # case -> MEASURED | GRAPH
+    # {path: {case: the passes its check ran}}, from report rows (the guard's records)
+    passes: dict[str, dict[str, frozenset[str]]] = dataclasses.field(default_factory=dict)
 
     def add(self, frontend: str, case: str, used, how: str) -> None:
         if case in self.how and self.how[case] == MEASURED and how != MEASURED:
@@ -36,6 +40,13 @@ class Exercised:
     def cases_using(self, frontend: str, converter: str) -> list[str]:
         return sorted(case for case, used in self.converters.get(frontend, {}).items()
                       if converter in used)
+
+    def paths_running(self, pass_name: str) -> set[str] | None:
+        """The paths whose recorded checks ran the pass (None: no report recorded passes)."""
+        if not self.passes:
+            return None
+        return {path for path, by_case in self.passes.items()
+                if any(pass_name in ran for ran in by_case.values())}
 
     def recorded(self, case: str) -> bool:
         return case in self.how
@@ -54,6 +65,8 @@ def gather(rows: list[dict], node_tests: dict[str, list[str]],
     cases no row holds. `case_maps`: each catalog case's door's converter map."""
     found = Exercised()
     for row in rows:
+        if row.get("passes") and row.get("path"):
+            found.passes.setdefault(row["path"], {})[row["case"]] = frozenset(row["passes"])
         record = row.get("converters") if "converters" in row else row
         if not record or not record.get("frontend"):
             continue

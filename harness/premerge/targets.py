@@ -10,7 +10,8 @@ From what the change touches (premerge/touched) and what each check exercises
 * a change the converter map cannot narrow (a constant shared by every converter) -> a
   set of the frontend's cases covering every converter they exercise (greedy cover);
 * a pass changed -> its sweep rows (`passes --pass NAME` on the sample cases at every
-  point) and the sample on both paths, whose pipelines run it;
+  point) and the sample on the paths whose pipelines run it (those the recorded report
+  rows ran it on; both where no report recorded passes);
 * TIR lowering or code generation -> the sample on the compile path;
 * a file nothing maps -> the default selection (the sample on both paths), said;
 * every change but an inert one -> the registry's reproducers (a fix is named by the
@@ -68,11 +69,7 @@ def select(touched: list[Touched], exercised: Exercised, catalog_maps: dict[str,
             _frontend(selection, item, exercised, catalog_maps, per_converter)
         elif item.area == Area.PASS:
             for name in sorted(item.passes):
-                selection.passes.setdefault(name, []).append(f"{item.path} {item.why}")
-                for path in PATHS:
-                    for case in SAMPLE:
-                        selection.add_case(path, case, f"pass {name} changed: the sample, "
-                                                       "whose pipeline runs it")
+                _pass(selection, item, name, exercised)
         elif item.area == Area.LOWERING:
             for case in SAMPLE:
                 selection.add_case("compile", case, f"{item.path}: {item.why}: the "
@@ -86,6 +83,22 @@ def select(touched: list[Touched], exercised: Exercised, catalog_maps: dict[str,
         selection.reproducers.append("the registry's reproducers: always (a fix is named by "
                                      "the one that stops reproducing)")
     return selection
+
+
+def _pass(selection: Selection, item: Touched, name: str, exercised: Exercised) -> None:
+    """Its sweep rows, and the sample on each path whose pipeline runs it: the paths the
+    recorded report rows ran it on, both when no report recorded passes."""
+    selection.passes.setdefault(name, []).append(f"{item.path} {item.why}")
+    recorded = exercised.paths_running(name)
+    paths = PATHS if recorded is None else [path for path in PATHS if path in recorded]
+    how = "whose pipeline runs it" if recorded is None else \
+        "whose recorded checks ran it on this path"
+    for path in paths:
+        for case in SAMPLE:
+            selection.add_case(path, case, f"pass {name} changed: the sample, {how}")
+    if recorded is not None and not paths:
+        selection.notes.append(f"pass {name}: no recorded check's pipeline runs it (the "
+                               "reports given): its sweep rows alone")
 
 
 def _frontend(selection: Selection, item: Touched, exercised: Exercised,
