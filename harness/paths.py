@@ -39,3 +39,13 @@ def made_once(folder: str, done: str, message: str, make: Callable[[], None]) ->
 def cache_dir() -> str:
     """The harness's cache: environments, generated models, memos, bisect states."""
     return os.environ.get("HARNESS_CACHE", os.path.join(REPO_ROOT, ".harness-cache"))
+
+
+def package_version(distribution: str) -> str | None:
+    """An installed distribution's version, or None; read from its metadata, never imported
+    (a broken TVM still tells its version)."""
+    from importlib import metadata
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None

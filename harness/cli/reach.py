@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-from importlib import metadata
 
 from harness import jsonl, paths
 from harness.catalog import cases as catalog
@@ -32,13 +31,7 @@ _STACK = ("apache-tvm", "apache-tvm-ffi", "onnx", "torch", "tensorflow-cpu", "ja
 
 
 def _stack() -> dict[str, str | None]:
-    found = {}
-    for dist in _STACK:
-        try:
-            found[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            found[dist] = None
-    return found
+    return {dist: paths.package_version(dist) for dist in _STACK}
 
 
 def _stack_file(kind: str, suffix: str) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.metadata
 import os
 
 from harness import paths
@@ -65,12 +64,8 @@ def _converted(path: str) -> bytes:
 
 def _tensorflow_version() -> str:
     """The cache's key: another converter writes another flatbuffer."""
-    for distribution in ("tensorflow-cpu", "tensorflow"):
-        try:
-            return importlib.metadata.version(distribution)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return "none"
+    return paths.package_version("tensorflow-cpu") or paths.package_version("tensorflow") \
+        or "none"
 
 
 class TFLiteDoor(Door):

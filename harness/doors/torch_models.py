@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import fcntl
 import functools
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -51,13 +50,8 @@ def versions() -> dict[str, str | None]:
 def _versions() -> dict[str, str | None]:
     """Read once a process: metadata lookups cost a millisecond each, and listing the
     catalog asks for every model."""
-    out = {}
-    for name in ("torch", "torchvision", "transformers", "onnxscript"):
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    return {name: paths.package_version(name)
+            for name in ("torch", "torchvision", "transformers", "onnxscript")}
 
 
 def require(*names: str) -> None:

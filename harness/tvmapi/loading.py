@@ -13,6 +13,8 @@ import json
 import os
 import sys
 
+from harness import paths
+
 
 class TVMUnavailable(Exception):
     """TVM (or tvm_ffi) cannot be imported here: the case cannot be tested."""
@@ -103,13 +105,8 @@ def ffi():
 
 def versions() -> dict[str, str | None]:
     """Versions of the TVM stack, without importing it (works when TVM is broken)."""
-    from importlib import metadata
-    out = {}
-    for key, dist in (("tvm_version", "apache-tvm"), ("tvm_ffi_version", "apache-tvm-ffi")):
-        try:
-            out[key] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[key] = None
+    out = {key: paths.package_version(dist) for key, dist in
+           (("tvm_version", "apache-tvm"), ("tvm_ffi_version", "apache-tvm-ffi"))}
     # A source build has no wheel metadata: bisect-step records the commit instead.
     if os.environ.get("HARNESS_TVM_COMMIT"):
         out["tvm_version"] = "git:" + os.environ["HARNESS_TVM_COMMIT"][:12]
