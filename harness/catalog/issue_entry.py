@@ -274,3 +274,38 @@ def read(path: str, base: str | None = None) -> tuple[KnownIssue, ...]:
     base = base or os.path.dirname(os.path.abspath(path))
     return tuple(_entry(raw, f"{path}: issue #{index}", base, f"{name}#{index}", path)
                  for index, raw in enumerate(entries, 1))
+
+
+_AT_FAULT = re.compile(r"^(?:(?P<repo>[\w.-]+/[\w.-]+)\s+)?(?P<path>[^\s:]+):(?P<line>\d+)\s+@\s+"
+                       r"(?P<commit>[0-9a-f]{7,40}):\s+(?P<why>\S.*)$", re.S)
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceLine:
+    """Where the bug is, as read at one commit (`at_fault`): the link a maintainer clicks,
+    and the file a change must touch to fix it (`try` selects by it)."""
+    repo: str
+    path: str
+    line: int
+    commit: str
+    why: str
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repo}/blob/{self.commit}/{self.path}#L{self.line}"
+
+
+def source_line(entry: KnownIssue) -> SourceLine | None:
+    """The entry's `at_fault`, or None; a malformed one is bad input (it would mislink)."""
+    if not entry.at_fault:
+        return None
+    match = _AT_FAULT.match(entry.at_fault.strip())
+    if match is None:
+        raise BadInput(f"[{entry.id}] at_fault must read '[OWNER/REPO ]PATH:LINE @ COMMIT: "
+                       f"why', got {_one_line(entry.at_fault)[:80]!r}")
+    return SourceLine(match["repo"] or "apache/tvm", match["path"], int(match["line"]),
+                      match["commit"], _one_line(match["why"]))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -14,7 +14,6 @@ is written as unknown in the report and listed on stderr.
 """
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 import platform
@@ -22,7 +21,7 @@ import re
 import sys
 
 from harness.catalog import known_issues
-from harness.catalog.issue_entry import KnownIssue
+from harness.catalog.issue_entry import KnownIssue, source_line
 from harness.verdict import EXIT_PASS, BadInput
 
 LABELS = ("needs-triage", "type: bug")   # the bug-report template's
@@ -30,35 +29,7 @@ TEMPLATE = "https://github.com/apache/tvm/blob/main/.github/ISSUE_TEMPLATE/bug-r
 REQUIRED = ("title", "expected", "actual", "reproducer")
 # Said to be unknown in the report when missing (the first three only matter once known).
 OPTIONAL = ("at_fault", "first_bad_release", "introduced_by", "measured_on")
-_AT_FAULT = re.compile(r"^(?:(?P<repo>[\w.-]+/[\w.-]+)\s+)?(?P<path>[^\s:]+):(?P<line>\d+)\s+@\s+"
-                       r"(?P<commit>[0-9a-f]{7,40}):\s+(?P<why>\S.*)$", re.S)
 _COMMIT = re.compile(r"^(?P<hash>[0-9a-f]{10,40}) (?P<title>\S.*)$", re.S)
-
-
-@dataclasses.dataclass(frozen=True)
-class SourceLine:
-    """Where the bug is, as read at one commit: the link a maintainer clicks."""
-    repo: str
-    path: str
-    line: int
-    commit: str
-    why: str
-
-    @property
-    def url(self) -> str:
-        return f"https://github.com/{self.repo}/blob/{self.commit}/{self.path}#L{self.line}"
-
-
-def source_line(entry: KnownIssue) -> SourceLine | None:
-    """The entry's `at_fault`, or None; a malformed one is bad input (it would mislink)."""
-    if not entry.at_fault:
-        return None
-    match = _AT_FAULT.match(entry.at_fault.strip())
-    if match is None:
-        raise BadInput(f"[{entry.id}] at_fault must read '[OWNER/REPO ]PATH:LINE @ COMMIT: "
-                       f"why', got {_unwrap(entry.at_fault)[:80]!r}")
-    return SourceLine(match["repo"] or "apache/tvm", match["path"], int(match["line"]),
-                      match["commit"], _unwrap(match["why"]))
 
 
 def commit_of(entry: KnownIssue, field: str) -> tuple[str, str] | None:
