@@ -28,7 +28,7 @@ from harness.catalog import cases as catalog  # noqa: E402
 from harness.catalog import known_issues, onnx_node  # noqa: E402
 from harness.catalog.issue_entry import source_line  # noqa: E402
 from harness.cli import reach  # noqa: E402
-from harness.premerge import exercised, targets, touched  # noqa: E402
+from harness.premerge import exercised, history, targets, touched  # noqa: E402
 from harness.premerge.change import Change, FileChange  # noqa: E402
 
 
@@ -36,6 +36,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default=os.environ.get("HARNESS_TVM_SOURCE"))
     parser.add_argument("--per-converter", type=int, default=targets.PER_CONVERTER)
+    parser.add_argument("--default-run", action="store_true",
+                        help="a file nothing maps selects the catalog's default run, not "
+                             "the two-case sample")
+    parser.add_argument("--no-history", action="store_true",
+                        help="leave the registry's history out of the selection")
     args = parser.parse_args()
     if not args.source or not os.path.isdir(os.path.join(args.source, ".git")):
         print("try_recall: give --source TVM_CHECKOUT (or HARNESS_TVM_SOURCE)",
@@ -49,7 +54,10 @@ def main() -> int:
     nightly = len(everything) * len(targets.PATHS)
     by_area: dict[str, list[bool]] = {}
     sizes = []
-    for entry in known_issues.registry():
+    entries = list(known_issues.registry())
+    default = tuple(case.id for case in catalog.select_for_run(None)) if args.default_run \
+        else targets.SAMPLE
+    for entry in entries:
         where = source_line(entry) if entry.at_fault else None
         if where is None or where.repo != "apache/tvm":
             continue
@@ -65,7 +73,14 @@ def main() -> int:
                         (FileChange(where.path, where.path, frozenset({where.line}),
                                     frozenset({where.line})),))
         read = touched.read(change)
-        selection = targets.select(read, found, maps, args.per_converter)
+        # the bug under test is not remembered, nor any other bug at the same line (the
+        # same bug seen on another layout or door)
+        same_line = frozenset(other.id for other in entries if other.at_fault and
+                              _line_of(other) == (where.path, where.line))
+        remembered = None if args.no_history else history.from_registry(
+            entries, list(maps), excluding=same_line)
+        selection = targets.select(read, found, maps, args.per_converter, remembered,
+                                   default)
         selected = {case for by_case in selection.cases.values() for case in by_case}
         caught = bool(selected & set(shows_on))
         area = read[0].area.value
@@ -86,6 +101,14 @@ def main() -> int:
         print(f"selection: median {sizes[len(sizes) // 2]} checks, max {sizes[-1]}, of the "
               f"nightly's {nightly} (catalog cases x paths)")
     return 0
+
+
+def _line_of(entry) -> tuple[str, int] | None:
+    try:
+        where = source_line(entry)
+    except ValueError:
+        return None
+    return (where.path, where.line) if where else None
 
 
 if __name__ == "__main__":

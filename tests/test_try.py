@@ -270,11 +270,9 @@ class ToyBench:
 
 
 def _args(repo, tmp_path, **overrides):
-    values = dict(source=str(repo), base="main", head=None, patch=None, build_dir=None,
-                  store=None, jobs=1, no_ccache=True, per_converter=12, exercised=None,
-                  record=False, dry_run=False, comment=str(tmp_path / "comment.md"),
-                  json=False, state=str(tmp_path / "state"), fresh=False)
-    return argparse.Namespace(**{**values, **overrides})
+    return try_change.options(**{"source": str(repo), "base": "main", "jobs": 1,
+                                 "no_ccache": True, "comment": str(tmp_path / "comment.md"),
+                                 "state": str(tmp_path / "state"), **overrides})
 
 
 def _patch(repo, tmp_path, name, old, new) -> str:

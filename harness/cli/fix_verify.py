@@ -9,7 +9,6 @@ something (both said); 2, 4, 125 as every command.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -18,7 +17,6 @@ import time
 from harness.catalog import registry_edit
 from harness.catalog.issue_entry import KnownIssue
 from harness.cli import try_change
-from harness.premerge import targets
 from harness.verdict import EXIT_CANNOT_TEST, EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput
 
 FIXES_FOLDER = "fixes"
@@ -29,11 +27,9 @@ def verify(entry: KnownIssue, args, make_bench=try_change.bench_of) -> int:
         raise BadInput("--fix needs --source TVM_CHECKOUT: the patch is tried on a build of it")
     if not entry.reproducer:
         raise BadInput(f"[{entry.id}] has no reproducer: nothing can show a patch fixes it")
-    trial_args = argparse.Namespace(
-        source=args.source, base=args.base, head=None, patch=args.fix,
-        build_dir=args.build_dir, store=args.store, jobs=args.jobs, no_ccache=False,
-        per_converter=targets.PER_CONVERTER, exercised=None, record=False, dry_run=False,
-        comment=None, json=False, state=args.state, fresh=False)
+    trial_args = try_change.options(source=args.source, base=args.base, patch=args.fix,
+                                    build_dir=args.build_dir, store=args.store,
+                                    jobs=args.jobs, state=args.state)
     answer = try_change.run_try(trial_args, make_bench)
     if answer is None:
         return EXIT_CANNOT_TEST

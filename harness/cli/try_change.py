@@ -14,6 +14,7 @@ error; 125 TVM cannot be built here.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -25,7 +26,7 @@ from harness.catalog import known_issues, onnx_node
 from harness.cli import reach
 from harness.cli.options import positive_int
 from harness.premerge import change as change_of
-from harness.premerge import comment, exercised, targets, touched, trial
+from harness.premerge import comment, exercised, history, targets, touched, trial
 from harness.verdict import EXIT_CANNOT_TEST, EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput
 from harness.versions import build_bench, build_checks, envs
 from harness.versions.source_checkout import EnvironmentProblem, git, require_clean_tvm
@@ -77,8 +78,11 @@ def run_try(args, make_bench):
     read = touched.read(change)
     everything = catalog.select_for_run(None, everything=True)
     maps = {case.id: case.door.converter_map for case in everything}
+    remembered = history.from_registry(known_issues.registry(), list(maps))
+    default = tuple(case.id for case in catalog.select_for_run(None)) if args.wide \
+        else targets.SAMPLE
     selection = targets.select(read, _exercised(read, args, maps, everything), maps,
-                               args.per_converter)
+                               args.per_converter, remembered, default)
     nightly = len(everything) * len(targets.PATHS) + len(_reproducers())
     log(f"try: {len(change.files)} file(s) changed, {change.lines_changed()} lines; "
         f"{selection.size()} checks selected of the nightly's {nightly}")
@@ -157,6 +161,18 @@ def _run(args, source: str, change, selection, bench) -> trial.TrialOutcome:
         git(source, "checkout", "--quiet", where, check=False)
 
 
+def options(**values) -> argparse.Namespace:
+    """The command's options as parsed from nothing but `values` (what `upstream --fix` and
+    the tests call it with): every other option at its default."""
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["try", "--source", values.get("source", "."),
+                              "--base", values.get("base", "HEAD")])
+    for name, value in values.items():
+        setattr(args, name, value)
+    return args
+
+
 def register(sub) -> None:
     p = sub.add_parser("try", help="check a TVM change (a branch or a patch) before it lands: "
                                    "the checks it can affect, on its base and its head")
@@ -184,6 +200,10 @@ def register(sub) -> None:
     p.add_argument("--record", action="store_true",
                    help="measure first the converters of the touched frontends' cases that "
                         "no run recorded (import only, cached per stack)")
+    p.add_argument("--wide", action="store_true",
+                   help="a file nothing maps to checks selects the catalog's default run on "
+                        "both paths, not the two-case sample (bench/try_recall: 69 %% of the "
+                        "registered bugs' lines caught instead of 63 %%, ~6x the checks)")
     p.add_argument("--dry-run", action="store_true",
                    help="say the selection and why, run nothing")
     p.add_argument("--comment", default=None, metavar="FILE",

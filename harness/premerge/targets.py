@@ -16,13 +16,16 @@ From what the change touches (premerge/touched) and what each check exercises
 * a file nothing maps -> the default selection (the sample on both paths), said;
 * every change but an inert one -> the registry's reproducers (a fix is named by the
   reproducer that stops reproducing; a break by one that starts failing differently).
-A change of inert files alone (docs, TVM's tests, CI) selects nothing.
+and, for any file or pass but an inert one, the cases the registry's bugs at that file or
+in that pass showed on (premerge/history). A change of inert files alone (docs, TVM's
+tests, CI) selects nothing.
 """
 from __future__ import annotations
 
 import dataclasses
 
 from harness.premerge.exercised import MAPS_OF_FOLDER, Exercised
+from harness.premerge.history import History
 from harness.premerge.touched import Area, Touched
 
 SAMPLE = ("yolov3-tiny-nhwc", "conv-reshape-concat")   # the watch's default report
@@ -59,10 +62,20 @@ class Selection:
 
 
 def select(touched: list[Touched], exercised: Exercised, catalog_maps: dict[str, str | None],
-           per_converter: int = PER_CONVERTER) -> Selection:
-    """`catalog_maps`: every catalog case id -> its door's converter map (None: no map)."""
+           per_converter: int = PER_CONVERTER, history: History | None = None,
+           default: tuple[str, ...] = SAMPLE) -> Selection:
+    """`catalog_maps`: every catalog case id -> its door's converter map (None: no map);
+    `history`: the registry's bugs by file and pass, whose cases a change there adds;
+    `default`: what a file nothing maps selects (on both paths)."""
     selection = Selection()
+    history = history or History()
     for item in touched:
+        if item.area != Area.INERT:
+            _remembered(selection, history.by_file.get(item.path, ()),
+                        f"{item.path} changed", per_converter)
+            for name in sorted(item.passes):
+                _remembered(selection, history.by_pass.get(name, ()),
+                            f"pass {name} changed", per_converter)
         if item.area == Area.INERT:
             selection.inert.append(item.path)
         elif item.area == Area.FRONTEND:
@@ -76,13 +89,21 @@ def select(touched: list[Touched], exercised: Exercised, catalog_maps: dict[str,
                                                     "compile-path sample")
         else:
             for path in PATHS:
-                for case in SAMPLE:
+                for case in default:
                     selection.add_case(path, case, f"{item.path}: {item.why}: the default "
                                                    "selection")
     if len(selection.inert) < len(touched):
         selection.reproducers.append("the registry's reproducers: always (a fix is named by "
                                      "the one that stops reproducing)")
     return selection
+
+
+def _remembered(selection: Selection, remembered, why: str, per_converter: int) -> None:
+    for bug in remembered:
+        for path in bug.paths:
+            for case in bug.cases[:per_converter]:
+                selection.add_case(path, case, f"{why}: registered bug {bug.entry} showed "
+                                               "on it")
 
 
 def _pass(selection: Selection, item: Touched, name: str, exercised: Exercised) -> None:
@@ -121,8 +142,16 @@ def _frontend(selection: Selection, item: Touched, exercised: Exercised,
             users = exercised.cases_using(frontend, converter)
             picked += by_name_first(users, converter, exercised, frontend)
         if not picked:
-            selection.notes.append(f"converter {converter} ({item.path}): no catalog case "
-                                   "exercises it" + _unrecorded(exercised, maps, catalog_maps))
+            unrecorded = _unrecorded_cases(exercised, maps, catalog_maps)
+            if unrecorded and len(unrecorded) <= per_converter:
+                picked = unrecorded   # a frontend of a few cases: all of them
+                selection.notes.append(f"converter {converter}: no record of which cases use "
+                                       f"it: all {len(unrecorded)} unrecorded cases of its "
+                                       "frontend")
+            else:
+                selection.notes.append(f"converter {converter} ({item.path}): no catalog "
+                                       "case exercises it" +
+                                       _unrecorded(exercised, maps, catalog_maps))
         for case in picked[:per_converter]:
             selection.add_case("compile", case, f"converter {converter} changed ({item.path})")
         if len(picked) > per_converter:
@@ -164,10 +193,15 @@ def _no_record(selection, item, maps, catalog_maps) -> None:
         selection.add_case("compile", case, f"{item.path}: the default selection (no record)")
 
 
+def _unrecorded_cases(exercised: Exercised, maps: tuple[str, ...],
+                      catalog_maps: dict[str, str | None]) -> list[str]:
+    return sorted(case for case, frontend in catalog_maps.items()
+                  if frontend in maps and not exercised.recorded(case))
+
+
 def _unrecorded(exercised: Exercised, maps: tuple[str, ...],
                 catalog_maps: dict[str, str | None]) -> str:
-    missing = [case for case, frontend in catalog_maps.items()
-               if frontend in maps and not exercised.recorded(case)]
+    missing = _unrecorded_cases(exercised, maps, catalog_maps)
     if not missing:
         return ""
     return (f"; {len(missing)} case(s) through this frontend have no record of their "
