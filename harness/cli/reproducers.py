@@ -214,6 +214,25 @@ def verdict(answer: Answer, expected: bool) -> tuple[str, str]:
     return "differs", "DIFFERS: reproduces outside the registered range (widen it)"
 
 
+def _answers(entries: list[KnownIssue], stack: Stack, timeout: float,
+             jobs: int) -> dict[str, Answer]:
+    """Each reproducer's answer, `jobs` scripts at once (each its own process), said as
+    each ends."""
+    import concurrent.futures
+    scripts = list(dict.fromkeys(os.path.join(entry.base, entry.reproducer)
+                                 for entry in entries))
+    answers: dict[str, Answer] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        running = {pool.submit(run_one, path, stack, timeout): path for path in scripts}
+        for future in concurrent.futures.as_completed(running):
+            path = running[future]
+            answers[path] = future.result()
+            print(f"[{len(answers)}/{len(scripts)}] {os.path.basename(path)}: exit "
+                  f"{answers[path].code} ({answers[path].seconds:.1f} s)", file=sys.stderr,
+                  flush=True)
+    return answers
+
+
 def run_reproducers(args) -> int:
     if args.build_dir and not args.source:
         raise BadInput("--build-dir goes with --source (the checkout it was built from)")
@@ -222,14 +241,10 @@ def run_reproducers(args) -> int:
     entries = selected(args.entries)
     stack = source_stack(args.source, args.build_dir) if args.source else installed_stack()
     print(f"reproducers on {stack.label}", file=sys.stderr)
-    answers: dict[str, Answer] = {}
+    answers = _answers(entries, stack, args.timeout or DEFAULT_TIMEOUT, args.jobs)
     rows = []
-    for number, entry in enumerate(entries, 1):
+    for entry in entries:
         path = os.path.join(entry.base, entry.reproducer)
-        if path not in answers:
-            print(f"[{number}/{len(entries)}] {entry.reproducer_path} ...", file=sys.stderr,
-                  flush=True)
-            answers[path] = run_one(path, stack, args.timeout or DEFAULT_TIMEOUT)
         answer = answers[path]
         expected, why = expectation(entry, stack)
         status, note = verdict(answer, expected)
@@ -293,6 +308,8 @@ def register(sub) -> None:
                         "its own tvm-ffi) instead of the installed TVM")
     p.add_argument("--build-dir", metavar="DIR",
                    help="with --source: the build folder (default TVM_CHECKOUT/build)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="with --run: reproducers at once, each its own process (default 1)")
     p.add_argument("--timeout", type=positive_float, default=None,
                    help=f"with --run: seconds a reproducer may take (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--json", metavar="FILE", default=None,

@@ -125,7 +125,7 @@ def _reproducers() -> list[str]:
 
 
 def _items(selection: targets.Selection, jobs: int) -> list:
-    items = [build_checks.reproducers_item()] if selection.reproducers else []
+    items = [build_checks.reproducers_item(jobs=jobs)] if selection.reproducers else []
     items += [build_checks.report_item(path, sorted(by_case), jobs)
               for path, by_case in sorted(selection.cases.items())]
     items += [build_checks.passes_item(name, list(targets.SAMPLE), jobs)

@@ -80,11 +80,11 @@ def _suite_rows(folder: str, stdout: str) -> dict:
                                                   for finding in findings}}}}
 
 
-def reproducers_item(entries: tuple[str, ...] = ()) -> Item:
+def reproducers_item(entries: tuple[str, ...] = (), jobs: int = 1) -> Item:
     """The registered reproducers (all, or `entries`) run against the build."""
     return Item("reproducers", ("reproducers", "--run", *entries, "--source", "{source}",
-                                "--build-dir", "{build}", "--json", "{out}/reproducers.json"),
-                _reproducer_rows)
+                                "--build-dir", "{build}", "--json", "{out}/reproducers.json",
+                                "--jobs", str(jobs)), _reproducer_rows)
 
 
 def report_item(path: str, patterns: list[str], jobs: int = 1) -> Item:
