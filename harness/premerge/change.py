@@ -124,7 +124,7 @@ def files_between(source: str, base: str, head: str) -> tuple[FileChange, ...]:
     head_lines: set[int] = set()
     base_lines: set[int] = set()
 
-    def close():
+    def close() -> None:
         if old_path is not None or new_path is not None:
             found.append(FileChange(new_path or "", old_path or "", frozenset(head_lines),
                                     frozenset(base_lines)))

@@ -7,14 +7,15 @@ then the selection and why each part of it is in, and the cost.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from harness.premerge.change import Change
 from harness.premerge.targets import Selection
-from harness.premerge.trial import GONE, TrialOutcome
+from harness.premerge.trial import GONE, Finding, TrialOutcome
 from harness.versions import nights
 
 
-def _reproduce(recheck: dict, head: str) -> str:
+def _reproduce(recheck: dict[str, Any], head: str) -> str:
     if "case" in recheck:
         return (f"`python -m harness check {recheck['case']} {' '.join(recheck['args'])}` "
                 f"on a build of {head[:10]}")
@@ -131,6 +132,6 @@ def to_json(change: Change, selection: Selection, outcome: TrialOutcome | None,
     return json.dumps(data, indent=1)
 
 
-def _finding(finding) -> dict:
+def _finding(finding: Finding) -> dict[str, str]:
     return {"kind": finding.kind, "row": finding.row, "signature": finding.signature,
             "state": finding.state, "entry": finding.entry, "note": finding.note}

@@ -16,6 +16,8 @@ exported_program, fx, tflite, stablehlo); touched's folders name frontends by TV
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
+from typing import Any
 
 # TVM's frontend folder -> the converter maps (doors' `converter_map`) it holds
 MAPS_OF_FOLDER = {"onnx": ("onnx",), "torch": ("exported_program", "fx"),
@@ -31,7 +33,7 @@ class Exercised:
     # {path: {case: the passes its check ran}}, from report rows (the guard's records)
     passes: dict[str, dict[str, frozenset[str]]] = dataclasses.field(default_factory=dict)
 
-    def add(self, frontend: str, case: str, used, how: str) -> None:
+    def add(self, frontend: str, case: str, used: Iterable[str], how: str) -> None:
         if case in self.how and self.how[case] == MEASURED and how != MEASURED:
             return   # a measured record is never replaced by a read graph
         self.converters.setdefault(frontend, {})[case] = frozenset(used)
@@ -58,7 +60,7 @@ class Exercised:
         return frozenset()
 
 
-def gather(rows: list[dict], node_tests: dict[str, list[str]],
+def gather(rows: list[dict[str, Any]], node_tests: dict[str, list[str]],
            case_maps: dict[str, str | None]) -> Exercised:
     """From reach rows or report rows ({case, frontend, used} or {case, converters:
     {frontend, used}}), then the ONNX node tests' operators ({case id: operators}) for the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+from collections.abc import Iterable
 
 from harness.catalog.issue_entry import KnownIssue, source_line
 
@@ -30,7 +31,7 @@ class History:
     by_pass: dict[str, list[Remembered]] = dataclasses.field(default_factory=dict)
 
 
-def from_registry(entries: list[KnownIssue], case_ids: list[str],
+def from_registry(entries: Iterable[KnownIssue], case_ids: list[str],
                   excluding: frozenset[str] = frozenset()) -> History:
     """The catalog cases (`case_ids`) each entry's globs name, by its file at fault and its
     pass; entries in `excluding` are left out (a measurement's own bug)."""

@@ -23,9 +23,10 @@ tests, CI) selects nothing.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from harness.premerge.exercised import MAPS_OF_FOLDER, Exercised
-from harness.premerge.history import History
+from harness.premerge.history import History, Remembered
 from harness.premerge.touched import Area, Touched
 
 SAMPLE = ("yolov3-tiny-nhwc", "conv-reshape-concat")   # the watch's default report
@@ -56,7 +57,7 @@ class Selection:
         return sum(len(by_case) for by_case in self.cases.values()) + len(self.passes) + \
             (1 if self.reproducers else 0)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"cases": self.cases, "passes": self.passes, "reproducers": self.reproducers,
                 "notes": self.notes, "inert": self.inert, "checks": self.size()}
 
@@ -98,7 +99,8 @@ def select(touched: list[Touched], exercised: Exercised, catalog_maps: dict[str,
     return selection
 
 
-def _remembered(selection: Selection, remembered, why: str, per_converter: int) -> None:
+def _remembered(selection: Selection, remembered: Iterable[Remembered], why: str,
+                per_converter: int) -> None:
     for bug in remembered:
         for path in bug.paths:
             for case in bug.cases[:per_converter]:
@@ -186,7 +188,8 @@ def cover(exercised: Exercised, maps: tuple[str, ...],
     return chosen
 
 
-def _no_record(selection, item, maps, catalog_maps) -> None:
+def _no_record(selection: Selection, item: Touched, maps: tuple[str, ...],
+               catalog_maps: dict[str, str | None]) -> None:
     selection.notes.append(f"{item.path}: {item.why}: no case of the frontend has a record "
                            "of its converters" + _unrecorded(Exercised(), maps, catalog_maps))
     for case in SAMPLE:

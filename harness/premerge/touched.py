@@ -227,7 +227,7 @@ def convert_maps(trees: list[ast.Module]) -> Maps:
             for holder in holders:
                 for key, value in zip(holder.keys, holder.values, strict=False):
                     name = _key_name(key)
-                    if name:
+                    if name and key is not None:
                         found.setdefault(name, (_names(value), key.lineno,
                                                 value.end_lineno or key.lineno, tree))
     return found

@@ -14,12 +14,27 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 from harness.premerge.change import Change
 from harness.versions import commit_bisect, nights
+from harness.versions.build_checks import Item
 
 NEW, FIXES, GONE = "new", "fixes", "gone"
+Row = dict[str, Any]   # a check's row: {"signatures": [...], "recheck": {...}}
+
+
+class Bench(Protocol):
+    """What a try does to a commit (versions.build_bench.BuildBench; a test's toy)."""
+
+    def build(self, commit: str) -> dict[str, Any]: ...
+
+    def runner(self, commit: str, folder: str) -> Any: ...
+
+    def run_item(self, item: Item, runner: Any, out: str,
+                 folder: str) -> tuple[dict[str, Row], str]: ...
+
+    def shows(self, recheck: dict[str, Any], signature: str, runner: Any) -> bool | None: ...
 
 
 @dataclasses.dataclass
@@ -29,7 +44,7 @@ class Finding:
     signature: str
     state: str = ""           # nights.CONFIRMED | FLAKY | UNCHECKED
     entry: str = ""           # FIXES: the registry entry whose reproducer stopped
-    recheck: dict = dataclasses.field(default_factory=dict)
+    recheck: dict[str, Any] = dataclasses.field(default_factory=dict)
     note: str = ""
 
 
@@ -37,7 +52,7 @@ class Finding:
 class Side:
     name: str                 # base | head
     commit: str
-    build: dict               # nights.Night.build: ok, seconds, reused, tail, folder
+    build: dict[str, Any]     # nights.Night.build: ok, seconds, reused, tail, folder
     seconds: float            # wall time of its build and checks
     rows: int
     failing: int
@@ -61,7 +76,7 @@ class TrialOutcome:
                 and finding.state != nights.FLAKY]
 
 
-def run(change: Change, items: list, bench, folder: str,
+def run(change: Change, items: list[Item], bench: Bench, folder: str,
         log: Callable[[str], None]) -> TrialOutcome:
     """`items`: versions.build_checks items; `bench`: a versions.build_bench.BuildBench
     (or a test's toy); `folder`: this try's state, resumed when it holds a started try."""
@@ -78,6 +93,7 @@ def run(change: Change, items: list, bench, folder: str,
                           round(time.monotonic() - started, 1), len(night.rows),
                           night.failing()))
     base, head = state.night_at(change.base), state.night_at(change.head)
+    assert base is not None and head is not None   # both were run above
     findings = compare(base, head)
     if runners["head"] is not None:
         _check_again(findings, bench, runners["head"], log)
@@ -88,8 +104,8 @@ def run(change: Change, items: list, bench, folder: str,
     return TrialOutcome(sides, findings, stayed, errors)
 
 
-def _run_side(name: str, night: nights.Night, items: list, bench, state: nights.WatchState,
-              log: Callable[[str], None]):
+def _run_side(name: str, night: nights.Night, items: list[Item], bench: Bench,
+              state: nights.WatchState, log: Callable[[str], None]) -> Any:
     """Build the side's commit and run every item not done yet; (python, env) or None when
     it does not build."""
     log(f"try: {name} {night.commit[:10]} {night.title[:70]}")
@@ -143,7 +159,8 @@ def compare(base: nights.Night, head: nights.Night) -> list[Finding]:
     return found
 
 
-def _check_again(findings: list[Finding], bench, runner, log: Callable[[str], None]) -> None:
+def _check_again(findings: list[Finding], bench: Bench, runner: Any,
+                 log: Callable[[str], None]) -> None:
     """Each change checked alone on the head's build: a new failure must show again, a gone
     one must stay gone; otherwise it is flaky and never reported as the change's."""
     for finding in findings:
