@@ -110,9 +110,9 @@ def test_the_digest_follows_the_code_and_the_catalog_not_the_registry(tmp_path, 
     # a registry edit: rows are read again, not recomputed
     assert edit("cases/known_issues/00-core.toml") == first
     # the page and the fuzzer make no row: last night's report and sweep stand
-    page = edit("harness/cli/matrix_page.py")
+    page = edit("harness/pages/matrix_page.py")
     assert page["report"] == first["report"] and page["passes"] == first["passes"]
-    assert edit("harness/cli/fuzz_ops.py") == page
+    assert edit("harness/fuzz/fuzz_ops.py") == page
     # the pass guard checks every row of every command
     guard = edit("harness/tvmapi/pass_guard.py")
     assert all(guard[command] != page[command] for command in commands), guard

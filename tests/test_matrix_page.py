@@ -15,7 +15,7 @@ import pytest
 from browser import CHROMIUM, FLAGS
 from helpers import ROOT, cli_here
 
-from harness.cli import matrix_page, page_cells, page_news
+from harness.pages import matrix_page, page_cells, page_news
 
 NIGHTLY = os.path.join(ROOT, "tests", "data", "nightly")
 SET_27 = "tvm==0.27.0.post1 tvm-ffi==0.1.14.post1"

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 
 from harness.catalog import op_programs
 from harness.cli import fuzz
-from harness.cli.fuzz_graphs import graph_specs
-from harness.cli.fuzz_graphs import to_relax as graph_to_relax
-from harness.cli.fuzz_ops import driven, op_programs_strategy, to_relax, undriven
+from harness.fuzz.fuzz_graphs import graph_specs
+from harness.fuzz.fuzz_graphs import to_relax as graph_to_relax
+from harness.fuzz.fuzz_ops import driven, op_programs_strategy, to_relax, undriven
 from harness.options import Options
 from harness.tvmapi import calls, ir, op_registry
 from harness.tvmapi.loading import tvm

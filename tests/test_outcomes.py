@@ -7,7 +7,8 @@ import json
 import pytest
 
 from harness.catalog.known_issues import Judgement, SuiteJudgement
-from harness.cli import matrix_page, report, sweep_rows
+from harness.cli import report, sweep_rows
+from harness.pages import matrix_page
 from harness.process import death
 from harness.result import Result
 from harness.signature import text_of

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from harness.catalog import graphs, known_issues
 from harness.cli import fuzz
-from harness.cli.fuzz_graphs import graph_specs, to_relax
+from harness.fuzz.fuzz_graphs import graph_specs, to_relax
 from harness.options import Options
 from harness.oracles import attrs_sweep as attrs_check
 from harness.tvmapi import calls, ir, loading, reflection

@@ -13,9 +13,9 @@ import pytest
 from helpers import RELAX_MODULE_FILE, ROOT, cli
 
 from harness.catalog.cases import Case
-from harness.cli import batch
 from harness.cli.sweep_memo import Memo, Seen, probe_of, seen_of, volatile_in_registry
 from harness.cli.sweep_schedule import Schedule
+from harness.process import batch
 from harness.result import Result, StageRecord
 from harness.verdict import Violation
 

@@ -7,7 +7,7 @@ at that point allow, so no example is wasted on an invalid graph.
 
 `OPS` has one entry per op, all the generator and the ONNX builder need of it: when it
 can follow a tensor (`fits`), how its parameters are drawn (`draw`, through a Chooser:
-hypothesis's draws in harness.cli.fuzz_graphs), its output shapes, its weights and its
+hypothesis's draws in harness.fuzz.fuzz_graphs), its output shapes, its weights and its
 ONNX nodes. The same spec is built as Relax directly (harness.tvmapi.graph_relax, keyed
 by the same names: the catalog calls no TVM), so the frontend is not the only door into
 the path; `emit` walks a spec once for either builder.

@@ -5,7 +5,7 @@ the path never mutates its source or any stage input, both copies are lossless
 and extract the same tasks, and extraction is deterministic. Hypothesis shrinks
 a failure; the minimal example is written out as a standalone reproducer.
 `--generator ops` draws Relax programs over the whole operator registry instead
-(harness.cli.fuzz_ops), through the same checks, steered toward passes that rewrite.
+(harness.fuzz.fuzz_ops), through the same checks, steered toward passes that rewrite.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import time
 
 from harness import paths
 from harness.catalog import known_issues
-from harness.cli import fuzz_summary
 from harness.cli.options import output_dir, positive_int
+from harness.fuzz import fuzz_summary
 from harness.options import Options
 from harness.oracles import roundtrip
 from harness.oracles.answers import References
@@ -42,9 +42,9 @@ def build_spec(spec, door: str):
     op_programs.OpProgram (door relax) built directly."""
     from harness.catalog import graphs, op_programs
     if isinstance(spec, op_programs.OpProgram):
-        from harness.cli.fuzz_ops import to_relax as program_to_relax
+        from harness.fuzz.fuzz_ops import to_relax as program_to_relax
         return program_to_relax(spec)
-    from harness.cli.fuzz_graphs import to_relax
+    from harness.fuzz.fuzz_graphs import to_relax
     return calls.from_onnx(graphs.to_onnx(spec)) if door == "onnx" else to_relax(spec)
 
 
@@ -195,7 +195,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     from hypothesis import strategies as st
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    from harness.cli.fuzz_graphs import graph_specs
+    from harness.fuzz.fuzz_graphs import graph_specs
     options = options or Options()
     copiers = None
     if copier:
@@ -204,7 +204,7 @@ def run(examples: int, seed: int | None = None, options: Options | None = None,
     last: list = []
     seen_pairs: set = set()   # the op generator's steering: what the campaign has met
     if generator == "ops":
-        from harness.cli.fuzz_ops import op_programs_strategy
+        from harness.fuzz.fuzz_ops import op_programs_strategy
         specs, doors = op_programs_strategy(), st.just("relax")
     else:
         specs, doors = graph_specs(), st.sampled_from(["onnx", "relax"])
@@ -292,7 +292,7 @@ class NothingDrawn(Exception):
     def __init__(self, examples: int):
         super().__init__(
             f"the op generator applied no op in {examples} programs: it cannot drive this "
-            "TVM, so nothing was tested (`python -c \"from harness.cli.fuzz_ops import "
+            "TVM, so nothing was tested (`python -c \"from harness.fuzz.fuzz_ops import "
             "undriven; print(undriven())\"` says why each op is refused)")
 
 

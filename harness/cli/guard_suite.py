@@ -31,7 +31,7 @@ import sys
 import time
 
 from harness import shards
-from harness.cli import batch, carry
+from harness.cli import carry
 from harness.cli.journal import Journal
 from harness.cli.matrix import parse_set
 from harness.cli.options import (
@@ -43,6 +43,7 @@ from harness.cli.options import (
     positive_int,
 )
 from harness.paths import REPO_ROOT
+from harness.process import batch
 from harness.suite import file_run, not_passed, summary
 from harness.verdict import BadInput, Outcome
 from harness.versions import envs

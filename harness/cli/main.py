@@ -15,9 +15,9 @@ import threading
 from harness import doors, signature
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
-from harness.cli import batch
 from harness.cli.options import positive_float, positive_int
 from harness.options import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
+from harness.process import batch
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, cancel_all, run_isolated
 from harness.result import Result

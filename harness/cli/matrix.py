@@ -17,9 +17,10 @@ import sys
 
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues
-from harness.cli import batch, matrix_page, page_cells
 from harness.cli.options import output_dir, positive_float, positive_int
 from harness.options import PATH_NAMES, Options
+from harness.pages import matrix_page, page_cells
+from harness.process import batch
 from harness.process.commands import reproduce_command
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.verdict import BadInput, Outcome, exit_code_of_rows

@@ -15,10 +15,11 @@ import json
 import os
 import sys
 
-from harness.cli import matrix_page, page_cells, page_news, sweep_rows, sweep_run
 from harness.cli import report as report_cli
+from harness.cli import sweep_rows, sweep_run
 from harness.cli.journal import read_rows
 from harness.cli.options import output_dir
+from harness.pages import matrix_page, page_cells, page_news
 from harness.suite import summary
 from harness.verdict import BadInput, Outcome, exit_code_of_rows
 

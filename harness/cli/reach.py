@@ -17,10 +17,9 @@ import sys
 from harness import jsonl, paths
 from harness.catalog import cases as catalog
 from harness.catalog import onnx_node
-from harness.cli import batch
 from harness.cli.options import positive_int
 from harness.options import Options
-from harness.process import isolate
+from harness.process import batch, isolate
 from harness.process.work import Work
 from harness.reach import reach_map
 from harness.tvmapi import loading

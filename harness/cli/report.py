@@ -18,7 +18,7 @@ import time
 from harness import shards
 from harness.catalog import cases as catalog
 from harness.catalog import known_issues, torch_cases
-from harness.cli import batch, carry
+from harness.cli import carry
 from harness.cli.journal import Journal
 from harness.cli.options import (
     add_carry_options,
@@ -29,6 +29,7 @@ from harness.cli.options import (
     positive_int,
 )
 from harness.options import LAYOUTS, OUTCOME_UNITS, PATH_NAMES, Options
+from harness.process import batch
 from harness.process.isolate import DEFAULT_TIMEOUT, run_isolated, validate
 from harness.result import Result
 from harness.signature import Signature

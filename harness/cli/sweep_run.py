@@ -3,7 +3,7 @@
 `passes` picks the passes and cases; this runs them. The rows are one dict keyed by
 (pass, case id, point) from the plan to the end: the journal's and the carried rows first,
 then each check's as it is decided (a check answered from memory may be checked for real
-later, which replaces its row). The batch loop (cli.batch) calls `check` in its workers
+later, which replaces its row). The batch loop (process.batch) calls `check` in its workers
 and `keep` in order; the memo's schedule (cli.sweep_schedule) says which items are
 answered from memory, which are probed first and which are checked.
 """
@@ -15,11 +15,12 @@ import sys
 import time
 
 from harness import shards
-from harness.cli import batch, carry, sweep_memo, sweep_schedule, sweep_units
+from harness.cli import carry, sweep_memo, sweep_schedule, sweep_units
 from harness.cli.journal import Journal
 from harness.cli.options import output_dir
 from harness.cli.sweep_rows import make_row, markdown, row_of
 from harness.options import Options
+from harness.process import batch
 from harness.process.isolate import run_isolated, validate
 from harness.runner import sweep_input
 from harness.tvmapi import loading

@@ -22,8 +22,9 @@ import time
 
 from harness import paths
 from harness.catalog import cases as catalog
-from harness.cli import watch_hunts, watch_page
+from harness.cli import watch_hunts
 from harness.cli.options import positive_float, positive_int
+from harness.pages import watch_page
 from harness.verdict import EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput
 from harness.versions import build_bench, build_checks, build_store, commit_bisect, envs, nights
 from harness.versions.source_checkout import EnvironmentProblem, git, require_clean_tvm

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 
-from harness.cli import page_cells, page_news
+from harness.pages import page_cells, page_news
 from harness.verdict import Outcome
 
 # A loud cell's colour by its run's verdict (every one of verdict.VERDICTS).

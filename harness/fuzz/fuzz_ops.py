@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 from harness.catalog import op_programs
-from harness.cli.fuzz_graphs import _Draws
+from harness.fuzz.fuzz_graphs import _Draws
 from harness.tvmapi import op_registry
 from harness.tvmapi.op_program_relax import CheckingGraph, RelaxProgram
 
