@@ -29,47 +29,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FRONTEND = "python/tvm/relax/frontend/onnx/onnx_frontend.py"
-FUSE_OPS = "src/relax/transform/fuse_ops.cc"
-EDITS = {
-    "docs": ("README.md", None, "\nA line of documentation.\n"),
-    "converter": (FRONTEND, "x = relax.op.permute_dims(x, [0, 1, 4, 2, 5, 3])",
-                  "x = relax.op.permute_dims(x, [0, 1, 4, 3, 5, 2])"),
-    "pass": (FUSE_OPS,
-             "        return relax::FuseOps(m, opt_level, "
-             "static_cast<size_t>(max_fuse_depth.value()));",
-             "        IRModule fused = relax::FuseOps(m, opt_level, "
-             "static_cast<size_t>(max_fuse_depth.value()));\n"
-             "        // seeded fault: the input module is rewritten in place\n"
-             "        const_cast<IRModuleNode*>(m.get())->functions = fused->functions;\n"
-             "        return fused;"),
-}
-FIX = os.path.join(ROOT, "cases", "known_issues", "fixes", "onnx-spacetodepth-mode-ignored.patch")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-
-def _patch(source: str, name: str, folder: str) -> str:
-    if name == "fix":
-        return FIX
-    path, old, new = EDITS[name]
-    text = subprocess.run(["git", "-C", source, "show", f"HEAD:{path}"], capture_output=True,
-                          text=True, check=True).stdout
-    if old is None:
-        edited = text + new
-    elif old in text:
-        edited = text.replace(old, new, 1)
-    else:
-        raise SystemExit(f"try_seeded: {path} at HEAD no longer holds {old.strip()[:60]!r}")
-    before, after = os.path.join(folder, "before"), os.path.join(folder, "after")
-    with open(before, "w") as handle:
-        handle.write(text)
-    with open(after, "w") as handle:
-        handle.write(edited)
-    diff = subprocess.run(["diff", "-u", "--label", f"a/{path}", "--label", f"b/{path}",
-                           before, after], capture_output=True, text=True).stdout
-    patch = os.path.join(folder, f"seeded-{name}.patch")
-    with open(patch, "w") as handle:
-        handle.write(diff)
-    return patch
+import seeded_tvm_changes  # noqa: E402
 
 
 def _built(side: dict) -> str:
@@ -92,9 +54,9 @@ def main() -> int:
     figures = []
     with tempfile.TemporaryDirectory() as folder:
         for name in args.only.split(","):
+            patch = seeded_tvm_changes.patch(args.source, name, folder)
             argv = [sys.executable, "-m", "harness", "try", "--source", args.source, "--base",
-                    "HEAD", "--patch", _patch(args.source, name, folder), "--json", "--jobs",
-                    "2"]
+                    "HEAD", "--patch", patch, "--json", "--jobs", "2"]
             for flag in ("store", "build_dir", "state"):
                 if getattr(args, flag):
                     argv += [f"--{flag.replace('_', '-')}", getattr(args, flag)]

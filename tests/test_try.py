@@ -395,34 +395,61 @@ def test_the_toy_frontend_parses():
 SOURCE = os.environ.get("HARNESS_TVM_SOURCE", "")
 
 
-@pytest.mark.nightly
-@pytest.mark.skipif(not SOURCE, reason="HARNESS_TVM_SOURCE (an apache/tvm checkout with a "
-                                       "build in its build/) is not set")
-def test_a_python_only_break_of_a_real_converter_is_found_without_a_build(tmp_path):
-    """A seeded wrong DepthToSpace (CRD) permutation on the checkout's HEAD: found on the
-    compile path, the head served by the base's build (no compile)."""
-    real = change_of.Change(SOURCE, "", "", "", ())
-    text = real.text_at("HEAD", FRONTEND)
-    old = "x = relax.op.permute_dims(x, [0, 1, 4, 2, 5, 3])"
-    assert old in text
-    patch = tmp_path / "break-depthtospace.patch"
-    edited = tmp_path / "edited.py"
-    edited.write_text(text.replace(old, old.replace("4, 2, 5, 3", "4, 3, 5, 2")))
-    original = tmp_path / "original.py"
-    original.write_text(text)
-    diff = subprocess.run(["diff", "-u", "--label", f"a/{FRONTEND}", "--label",
-                           f"b/{FRONTEND}", str(original), str(edited)],
-                          capture_output=True, text=True).stdout
-    patch.write_text(diff)
+def _try_real(name: str, tmp_path) -> tuple[int, dict]:
+    import seeded_tvm_changes
+    patch = seeded_tvm_changes.patch(SOURCE, name, str(tmp_path))
     proc = subprocess.run([sys.executable, "-m", "harness", "try", "--source", SOURCE,
-                           "--base", "HEAD", "--patch", str(patch), "--json",
+                           "--base", "HEAD", "--patch", patch, "--json", "--jobs", "2",
                            "--state", str(tmp_path / "state")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=3600)
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    answer = json.loads(proc.stdout)
-    assert any("depthtospace" in finding["row"] for finding in answer["new"])
-    head = next(side for side in answer["sides"] if side["side"] == "head")
-    assert head["build"]["reused"]
+                          capture_output=True, text=True, cwd=ROOT, timeout=5400)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _side(answer: dict, name: str) -> dict:
+    return next(side for side in answer["sides"] if side["side"] == name)
+
+
+NEEDS_SOURCE = pytest.mark.skipif(not SOURCE, reason="HARNESS_TVM_SOURCE (an apache/tvm "
+                                                     "checkout with a build in its build/) "
+                                                     "is not set")
+
+
+@pytest.mark.nightly
+@NEEDS_SOURCE
+def test_a_docs_only_change_to_real_tvm_runs_nothing(tmp_path):
+    code, answer = _try_real("docs", tmp_path)
+    assert code == 0 and answer["selection"]["checks"] == 0 and "sides" not in answer
+
+
+@pytest.mark.nightly
+@NEEDS_SOURCE
+def test_a_python_only_break_of_a_real_converter_is_found_without_a_build(tmp_path):
+    """DepthToSpace's CRD permutation made wrong: a wrong answer on the compile path, the
+    head served by the base's build (no compile)."""
+    code, answer = _try_real("converter", tmp_path)
+    assert code == 1
+    assert any("depthtospace_crd" in finding["row"] for finding in answer["new"])
+    assert _side(answer, "head")["build"]["reused"]
+
+
+@pytest.mark.nightly
+@NEEDS_SOURCE
+def test_a_real_fix_is_named_as_fixing_its_entry_and_changes_nothing_else(tmp_path):
+    import seeded_tvm_changes
+    code, answer = _try_real("fix", tmp_path)
+    assert code == 0 and not answer["new"]
+    assert [fix["entry"] for fix in answer["fixes"]] == [seeded_tvm_changes.FIXED_ENTRY]
+
+
+@pytest.mark.nightly
+@NEEDS_SOURCE
+def test_a_real_pass_made_to_mutate_its_input_in_cpp_is_found(tmp_path):
+    code, answer = _try_real("pass", tmp_path)
+    assert code == 1
+    assert any("FuseOps" in finding["signature"] or "FuseOps" in finding["row"]
+               for finding in answer["new"])
+    assert not _side(answer, "head")["build"]["reused"]
 
 
 # ---- a fix, verified (`upstream ENTRY --fix PATCH`) -----------------------------------
