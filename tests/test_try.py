@@ -327,6 +327,13 @@ def test_an_unchanged_answer_is_no_news(repo, tmp_path, capsys):
     code = try_change.try_change(_args(repo, tmp_path, patch=patch), lambda *_: ToyBench(repo))
     assert code == 0
     assert "**0 new**" in capsys.readouterr().out
+    # another change to the same converter on the same base: the base is read back, only
+    # the head is built and run
+    other = _patch(repo, tmp_path, "other.patch", "return x // size", "return (x // size)")
+    bench = ToyBench(repo)
+    assert try_change.try_change(_args(repo, tmp_path, patch=other), lambda *_: bench) == 0
+    base = seeded_history.git(repo, "rev-parse", "main")
+    assert len(bench.builds) == 1 and bench.builds[0] != base
 
 
 def test_a_head_that_does_not_compile_is_new(repo, tmp_path, capsys):

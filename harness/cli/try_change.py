@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import sys
 
@@ -145,14 +144,13 @@ def bench_of(args, source: str, selection: targets.Selection) -> build_bench.Bui
 
 def _run(args, source: str, change, selection, bench) -> trial.TrialOutcome:
     items = _items(selection, args.jobs)
-    ident = json.dumps([os.path.realpath(source), change.base, change.head,
-                        [item.argv for item in items]])
+    ident = hashlib.sha256(os.path.realpath(source).encode()).hexdigest()[:12]
     folder = os.path.join(os.path.abspath(args.state) if args.state else
-                          os.path.join(paths.cache_dir(), "try"),
-                          hashlib.sha256(ident.encode()).hexdigest()[:16])
-    if args.fresh:
+                          os.path.join(paths.cache_dir(), "try"), ident)
+    if args.fresh:   # this change's two sides measured again
         import shutil
-        shutil.rmtree(folder, ignore_errors=True)
+        for commit in (change.base, change.head):
+            shutil.rmtree(os.path.join(folder, commit[:16]), ignore_errors=True)
     where = git(source, "symbolic-ref", "--quiet", "--short", "HEAD", check=False) or \
         git(source, "rev-parse", "HEAD")
     try:
@@ -210,8 +208,10 @@ def register(sub) -> None:
                    help="also write the Markdown comment here")
     p.add_argument("--json", action="store_true", help="the answer as JSON")
     p.add_argument("--state", default=None, metavar="DIR",
-                   help="where tries are kept, one folder per change and selection (default "
-                        ".harness-cache/try): an interrupted try resumes from it")
+                   help="where tries are kept, a record per checkout, commit and check "
+                        "(default .harness-cache/try): a base is run once for every try on "
+                        "it, and an interrupted try resumes")
     p.add_argument("--fresh", action="store_true",
-                   help="start again instead of resuming this change's try")
+                   help="run this change's base and head again instead of reading their "
+                        "records")
     p.set_defaults(func=cmd_try)

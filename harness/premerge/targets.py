@@ -71,7 +71,11 @@ def select(touched: list[Touched], exercised: Exercised, catalog_maps: dict[str,
     selection = Selection()
     history = history or History()
     for item in touched:
-        if item.area != Area.INERT:
+        # a frontend's file holds every converter: its bugs are remembered by converter
+        # (the converter's own cases above), unless the change reaches them all
+        by_file = item.area not in (Area.INERT, Area.FRONTEND) or \
+            (item.area == Area.FRONTEND and (item.whole_frontend or not item.converters))
+        if by_file:
             _remembered(selection, history.by_file.get(item.path, ()),
                         f"{item.path} changed", per_converter)
             for name in sorted(item.passes):

@@ -12,6 +12,7 @@ reported (flaky otherwise). A head that does not compile where the base did is n
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 from typing import Any, Callable, Protocol
@@ -79,57 +80,104 @@ class TrialOutcome:
 def run(change: Change, items: list[Item], bench: Bench, folder: str,
         log: Callable[[str], None]) -> TrialOutcome:
     """`items`: versions.build_checks items; `bench`: a versions.build_bench.BuildBench
-    (or a test's toy); `folder`: this try's state, resumed when it holds a started try."""
-    state = nights.WatchState(folder)
-    sides, runners, errors = [], {}, []
+    (or a test's toy); `folder`: the checkout's tries, one record per commit and item, so
+    a base is run once for every try on it and an interrupted try resumes."""
+    sides, nights_of, runners, errors = [], {}, {}, []
     for name, commit in (("base", change.base), ("head", change.head)):
-        night = state.night_at(commit) or state.night_of(
-            commit, commit_bisect.title(change.source, commit))
         started = time.monotonic()
-        runners[name] = _run_side(name, night, items, bench, state, log)
+        record = SideRecord(os.path.join(folder, commit[:16]))
+        night, runners[name] = _run_side(name, commit, change, record, items, bench, log)
+        nights_of[name] = night
         errors += [f"{name}: {error}" for error in night.build.get("errors", [])]
         sides.append(Side(name, commit, {key: value for key, value in night.build.items()
                                          if key != "errors"},
                           round(time.monotonic() - started, 1), len(night.rows),
                           night.failing()))
-    base, head = state.night_at(change.base), state.night_at(change.head)
-    assert base is not None and head is not None   # both were run above
+    base, head = nights_of["base"], nights_of["head"]
     findings = compare(base, head)
-    if runners["head"] is not None:
-        _check_again(findings, bench, runners["head"], log)
+    checked = SideRecord(os.path.join(folder, change.head[:16]))
+    said = checked.read(f"checked-against-{change.base[:16]}") or {}
+    for finding in findings:
+        finding.state = finding.state or said.get(_key_of(finding), "")
+    if any(not finding.state for finding in findings) and head.build.get("ok"):
+        if runners["head"] is None:   # every row came from the record: build to check again
+            runners["head"] = bench.runner(change.head, head.build["folder"]) \
+                if bench.build(change.head)["ok"] else None
+        if runners["head"] is not None:
+            _check_again(findings, bench, runners["head"], log)
+            checked.write(f"checked-against-{change.base[:16]}",
+                          {_key_of(finding): finding.state for finding in findings})
     stayed = sorted(name for name, row in head.rows.items() if row["signatures"]
                     and name in base.rows
                     and set(row["signatures"]) == set(base.rows[name]["signatures"]))
-    state.save()
     return TrialOutcome(sides, findings, stayed, errors)
 
 
-def _run_side(name: str, night: nights.Night, items: list[Item], bench: Bench,
-              state: nights.WatchState, log: Callable[[str], None]) -> Any:
-    """Build the side's commit and run every item not done yet; (python, env) or None when
-    it does not build."""
-    log(f"try: {name} {night.commit[:10]} {night.title[:70]}")
-    if not night.build:
-        night.build = {**bench.build(night.commit), "errors": []}
-        state.save()
-    if not night.build["ok"]:
-        return None
-    runner = bench.runner(night.commit, night.build["folder"])
+def _key_of(finding: Finding) -> str:
+    return f"{finding.kind} {finding.row} {finding.signature}"
+
+
+class SideRecord:
+    """One commit's build and each item's rows, a file each, written the moment they are
+    known: `build.json`, `ITEM-DIGEST.json` (the item's command line decides the digest,
+    so another selection's item of the same name is another record)."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+
+    @staticmethod
+    def key(item: Item) -> str:
+        import hashlib
+        digest = hashlib.sha256(json.dumps(list(item.argv)).encode()).hexdigest()[:10]
+        return f"{item.name}-{digest}"
+
+    def read(self, name: str) -> dict[str, Any] | None:
+        path = os.path.join(self.folder, name + ".json")
+        if not os.path.exists(path):
+            return None
+        with open(path) as handle:
+            data: dict[str, Any] = json.load(handle)
+        return data
+
+    def write(self, name: str, data: dict[str, Any]) -> None:
+        os.makedirs(self.folder, exist_ok=True)
+        path = os.path.join(self.folder, name + ".json")
+        with open(path + ".tmp", "w") as handle:
+            json.dump(data, handle, indent=1)
+        os.replace(path + ".tmp", path)
+
+
+def _run_side(name: str, commit: str, change: Change, record: SideRecord, items: list[Item],
+              bench: Bench, log: Callable[[str], None]) -> tuple[nights.Night, Any]:
+    """The side as a night: its build and every item's rows, from the record where an
+    earlier try on this commit ran the same item, else run (the commit built first, once);
+    (the night, (python, env) when anything ran on this build, else None)."""
+    night = nights.Night(commit, commit_bisect.title(change.source, commit), "")
+    todo = [item for item in items if record.read(SideRecord.key(item)) is None]
+    built = record.read("build")
+    if todo or built is None:
+        log(f"try: {name} {commit[:10]} {night.title[:70]}")
+        built = bench.build(commit)
+        record.write("build", built)
+    night.build = {**built, "errors": []}
+    if not built["ok"]:
+        return night, None
+    runner = bench.runner(commit, built["folder"]) if todo else None
     for number, item in enumerate(items, 1):
-        if item.name in night.done:
-            continue
-        log(f"try: {name} [{number}/{len(items)}] {item.name}")
-        rows, error = bench.run_item(item, runner, os.path.join(state.folder_of(night),
-                                                                item.name),
-                                     night.build["folder"])
-        if error:
-            night.build["errors"].append(error)
-        night.rows.update(rows)
-        night.done.append(item.name)
-        state.save()
+        key = SideRecord.key(item)
+        done = record.read(key)
+        if done is None:
+            log(f"try: {name} [{number}/{len(items)}] {item.name}")
+            rows, error = bench.run_item(item, runner, os.path.join(record.folder, key),
+                                         built["folder"])
+            done = {"rows": rows, "error": error}
+            if not error:   # a failed item is run again by the next try, never remembered
+                record.write(key, done)
+        if done["error"]:
+            night.build["errors"].append(done["error"])
+        night.rows.update(done["rows"])
     night.finished = True
-    state.save()
-    return runner
+    return night, runner
 
 
 def compare(base: nights.Night, head: nights.Night) -> list[Finding]:
