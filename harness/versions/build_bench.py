@@ -10,9 +10,10 @@ on a toy history (tests/test_watch.py, tests/test_try.py).
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from harness.versions import build_checks, build_store, commit_bisect, source_build
+from harness.versions.build_checks import Item, Rows
 from harness.versions.source_checkout import git
 
 
@@ -25,7 +26,7 @@ class BuildBench:
         self.probe = commit_bisect.CommitProbe(
             source, build_dir, "", [], jobs, ccache, extra_packages, timeout, log, store=store)
 
-    def build(self, commit: str) -> dict:
+    def build(self, commit: str) -> dict[str, Any]:
         """{ok, seconds, reused, folder (whose lib/ holds the build), tail (why it failed)}.
         A failure is built once more (incrementally) before it counts: not a flaky machine."""
         git(self.source, "checkout", "--quiet", "--detach", commit)
@@ -42,14 +43,18 @@ class BuildBench:
                 "reused": stats.reused, "folder": built_in,
                 "tail": self.probe.build_log_tail if failure else ""}
 
-    def runner(self, commit: str, folder: str):
+    def runner(self, commit: str, folder: str) -> tuple[str, dict[str, str]]:
         """(python, environment) of the commit's build in `folder`."""
         git(self.source, "checkout", "--quiet", "--detach", commit)
         return self.probe.python(), source_build.checkout_env(self.source, folder, commit)
 
-    def run_item(self, item, runner, out: str, folder: str) -> tuple[dict, str]:
-        return build_checks.run_item(item, *runner, out,
+    def run_item(self, item: Item, runner: tuple[str, dict[str, str]], out: str,
+                 folder: str) -> tuple[Rows, str]:
+        python, env = runner
+        return build_checks.run_item(item, python, env, out,
                                      {"source": self.source, "build": folder}, self.log)
 
-    def shows(self, recheck: dict, signature: str, runner) -> bool | None:
-        return build_checks.shows(recheck, signature, *runner, self.timeout, self.source)
+    def shows(self, recheck: dict[str, Any], signature: str,
+              runner: tuple[str, dict[str, str]]) -> bool | None:
+        python, env = runner
+        return build_checks.shows(recheck, signature, python, env, self.timeout, self.source)

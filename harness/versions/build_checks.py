@@ -17,20 +17,22 @@ import os
 import re
 import subprocess
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 from harness.paths import REPO_ROOT
 from harness.versions.nights import REPRODUCES
+
+Rows = dict[str, dict[str, Any]]   # {row name: {"signatures": [...], "recheck": {...}}}
 
 
 @dataclasses.dataclass(frozen=True)
 class Item:
     name: str
     argv: tuple[str, ...]                  # after `python -m harness`; {out} is the folder
-    read: Callable[[str, str], dict]       # (its folder, its stdout) -> rows
+    read: Callable[[str, str], Rows]       # (its folder, its stdout) -> rows
 
 
-def _report_rows(folder: str, stdout: str) -> dict:
+def _report_rows(folder: str, stdout: str) -> Rows:
     with open(os.path.join(folder, "report.json")) as handle:
         rows = json.load(handle)["rows"]
     found = {}
@@ -45,7 +47,7 @@ def _report_rows(folder: str, stdout: str) -> dict:
     return found
 
 
-def _reproducer_rows(folder: str, stdout: str) -> dict:
+def _reproducer_rows(folder: str, stdout: str) -> Rows:
     with open(os.path.join(folder, "reproducers.json")) as handle:
         rows = json.load(handle)["rows"]
     return {f"reproducer {row['entry']}": {
@@ -54,8 +56,8 @@ def _reproducer_rows(folder: str, stdout: str) -> dict:
         for row in rows if row["exit"] in ("0", "1")}
 
 
-def _fuzz_rows(name: str) -> Callable[[str, str], dict]:
-    def read(folder: str, stdout: str) -> dict:
+def _fuzz_rows(name: str) -> Callable[[str, str], Rows]:
+    def read(folder: str, stdout: str) -> Rows:
         found = re.search(r"^fuzz: reproducer: (.+)$", stdout, re.MULTILINE)
         what = re.search(r"^fuzz: (?!shrunk|reproducer)([\w-]+): (.+)$", stdout, re.MULTILINE)
         if not found or not what:
@@ -65,7 +67,7 @@ def _fuzz_rows(name: str) -> Callable[[str, str], dict]:
     return read
 
 
-def _suite_rows(folder: str, stdout: str) -> dict:
+def _suite_rows(folder: str, stdout: str) -> Rows:
     """TVM's own tests under the guard as one row: every finding's signature, each checked
     again (and hunted) on its example test alone. No test ran: the harness's failure (its
     environment cannot run the suite), never a night without findings."""
@@ -99,7 +101,7 @@ def passes_item(pass_name: str, cases: list[str], jobs: int = 1) -> Item:
                 _sweep_rows)
 
 
-def _sweep_rows(folder: str, stdout: str) -> dict:
+def _sweep_rows(folder: str, stdout: str) -> Rows:
     """A row per (pass, case, point): a failing or known verdict is its signature (the
     verdict and the detail's first line); a skipped or refused point shows nothing."""
     with open(os.path.join(folder, "passes.json")) as handle:
@@ -116,7 +118,7 @@ def _sweep_rows(folder: str, stdout: str) -> dict:
 
 
 def plan(patterns: list[str], paths: list[str], reproducers: bool, fuzz_examples: int,
-         fuzz_seed: int, suite: list[str] = ()) -> list[Item]:
+         fuzz_seed: int, suite: tuple[str, ...] | list[str] = ()) -> list[Item]:
     """The night's commands, cheapest first; TVM's own tests (`suite`: folders of the
     checkout's tests/python) last."""
     items = [reproducers_item()] if reproducers else []
@@ -135,8 +137,8 @@ def plan(patterns: list[str], paths: list[str], reproducers: bool, fuzz_examples
     return items
 
 
-def run_item(item: Item, python: str, env: dict, folder: str, where: dict[str, str],
-             log: Callable[[str], None]) -> tuple[dict, str]:
+def run_item(item: Item, python: str, env: dict[str, str], folder: str,
+             where: dict[str, str], log: Callable[[str], None]) -> tuple[Rows, str]:
     """(its rows, "" or why it failed): a command that exits 2 or 4 (bad input, our own
     bug) or leaves nothing to read is the harness's failure, never TVM's news. `where`
     fills {source} and {build} (the checkout and the folder whose lib/ holds its build)."""
@@ -161,15 +163,17 @@ def run_item(item: Item, python: str, env: dict, folder: str, where: dict[str, s
         return {}, error or f"{item.name} left nothing to read ({type(exc).__name__}: {exc})"
 
 
-def _relay(proc: subprocess.Popen, folder: str) -> tuple[str, str]:
+def _relay(proc: subprocess.Popen[str], folder: str) -> tuple[str, str]:
     """The command's stderr shown as it comes (its progress) and kept in the folder."""
     import threading
+    assert proc.stdout is not None and proc.stderr is not None   # opened with PIPE
+    stdout, stderr = proc.stdout, proc.stderr
     out: list[str] = []
-    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+    reader = threading.Thread(target=lambda: out.append(stdout.read()), daemon=True)
     reader.start()
     err = []
     with open(os.path.join(folder, "stderr.log"), "w") as log_file:
-        for line in proc.stderr:
+        for line in stderr:
             err.append(line)
             log_file.write(line)
             sys.stderr.write("    " + line)
@@ -178,8 +182,8 @@ def _relay(proc: subprocess.Popen, folder: str) -> tuple[str, str]:
     return "".join(out), "".join(err)
 
 
-def shows(recheck: dict, signature: str, python: str, env: dict, timeout: float,
-          source: str = "") -> bool | None:
+def shows(recheck: dict[str, Any], signature: str, python: str, env: dict[str, str],
+          timeout: float, source: str = "") -> bool | None:
     """Does the row show `signature` when checked again alone on this build (None: the
     check could not run)? A check row by its signatures, a script row by exit 1, a test of
     TVM's suite by the findings of the guard on that test alone."""
