@@ -39,8 +39,10 @@ def from_registry(entries: Iterable[KnownIssue], case_ids: list[str],
     for entry in entries:
         if entry.id in excluding:
             continue
-        cases = tuple(case for case in case_ids
-                      if any(fnmatch.fnmatch(case, glob) for glob in entry.case))
+        named: set[str] = set()
+        for glob in entry.case:   # one compiled pattern a glob (fnmatch.filter)
+            named.update(fnmatch.filter(case_ids, glob))
+        cases = tuple(case for case in case_ids if case in named)
         if not cases:
             continue
         paths = (entry.path,) if entry.path in PATHS else PATHS
