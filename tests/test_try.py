@@ -231,6 +231,8 @@ class ToyBench:
 
     def _shows(self, case: str) -> list[str]:
         wrong = "[0, 1, 4, 3, 5, 2]" in self._text(FRONTEND) and "depthtospace" in case
+        # the registered SpaceToDepth bug (onnx-spacetodepth-mode-ignored) on its own case
+        wrong |= "[0, 3, 5, 1, 2, 4]" in self._text(FRONTEND) and "spacetodepth_crd" in case
         return [WRONG] if wrong else []
 
     def build(self, commit):
@@ -314,7 +316,11 @@ def test_a_patch_that_fixes_a_registered_bug_names_it_and_nothing_new(repo, tmp_
                                  lambda *_: ToyBench(repo))
     answer = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert [fix["entry"] for fix in answer["fixes"]] == ["onnx-spacetodepth-crd"]
+    # by its reproducer (the toy's), and by the registered entry's own case, no longer wrong
+    fixed = {fix["entry"]: fix["note"] for fix in answer["fixes"]}
+    assert set(fixed) == {"onnx-spacetodepth-crd", "onnx-spacetodepth-mode-ignored"}
+    assert fixed["onnx-spacetodepth-crd"] == ""
+    assert fixed["onnx-spacetodepth-mode-ignored"].startswith("its cases no longer show it")
     assert answer["new"] == []
     assert answer["selection"]["cases"]["compile"]   # SpaceToDepth's node tests ran
 

@@ -14,7 +14,8 @@ import pytest
 from helpers import ROOT
 
 # Checked strictly today (issue: the rest of harness/ by package, the oldest last).
-TYPED = ("harness/premerge", "harness/versions/build_bench.py", "harness/versions/build_checks.py")
+TYPED = ("harness/premerge",
+         "harness/versions/build_bench.py", "harness/versions/build_checks.py")
 MYPY = shutil.which("mypy", path=os.path.dirname(sys.executable)) or shutil.which("mypy")
 
 

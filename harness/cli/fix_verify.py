@@ -61,10 +61,10 @@ def verify(entry: KnownIssue, args, make_bench=try_change.bench_of) -> int:
     with open(target) as handle:
         lines = sum(1 for line in handle if line[:1] in "+-"
                     and not line.startswith(("+++", "---")))
+    how = fixed[0].note or "the reproducer stops reproducing"
     verified = (f"`try --patch` on apache/tvm @ {change.base[:10]} (source build, "
-                f"{time.strftime('%Y-%m-%d')}): the reproducer stops reproducing "
-                f"({fixed[0].state}); nothing new in the {selection.size()} checks the "
-                f"change selects; {lines} lines changed")
+                f"{time.strftime('%Y-%m-%d')}): {how} ({fixed[0].state}); nothing new in the "
+                f"{selection.size()} checks the change selects; {lines} lines changed")
     registry_edit.set_field(entry.base, entry.id, "fix", kept)
     registry_edit.set_field(entry.base, entry.id, "fix_verified", verified)
     print(f"upstream: {said} fixes {entry.id}; kept as {target} and recorded in its entry")

@@ -25,7 +25,7 @@ from harness.catalog import known_issues, onnx_node
 from harness.cli import reach
 from harness.cli.options import positive_int
 from harness.premerge import change as change_of
-from harness.premerge import comment, exercised, history, targets, touched, trial
+from harness.premerge import comment, exercised, fixes, history, targets, touched, trial
 from harness.verdict import EXIT_CANNOT_TEST, EXIT_INTERNAL, EXIT_PASS, EXIT_VIOLATED, BadInput
 from harness.versions import build_bench, build_checks, envs
 from harness.versions.source_checkout import EnvironmentProblem, git, require_clean_tvm
@@ -90,6 +90,7 @@ def run_try(args, make_bench):
         try:
             outcome = _run(args, source, change, selection,
                            make_bench(args, source, selection))
+            outcome.findings = fixes.named(outcome.findings, known_issues.registry())
         except EnvironmentProblem as exc:   # the machine cannot build at all
             log(f"try: cannot build TVM here: {exc}")
             return None

@@ -58,8 +58,8 @@ def markdown(change: Change, selection: Selection, outcome: TrialOutcome | None,
         lines += ["", "#### Fixes", ""]
         for finding in fixes:
             reference = references.get(finding.entry, "")
-            lines.append(f"- fixes `{finding.entry}`: its reproducer reproduced on the base "
-                         f"and does not on the head ({finding.state})"
+            how = finding.note or "its reproducer reproduced on the base and does not on the head"
+            lines.append(f"- fixes `{finding.entry}`: {how} ({finding.state})"
                          + (f"; upstream: {reference}" if reference else ""))
     if gone:
         lines += ["", "#### No longer failing", ""]
