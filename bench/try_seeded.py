@@ -10,7 +10,7 @@ script runs on any commit that still has the lines it edits):
 * docs: a line added to README.md (nothing to run, said in seconds);
 * converter: ONNX DepthToSpace's CRD permutation made wrong (Python only: no build; a
   wrong answer on the compile path);
-* fix: cases/known_issues/fixes/onnx-spacetodepth-mode-ignored.patch (the registered
+* fix: cases/fixes/onnx-spacetodepth-mode-ignored.patch (the registered
   SpaceToDepth bug: named as fixed, nothing new);
 * pass: FuseOps made to write its result into its input module (C++: an incremental
   build with ccache; a mutation found by the pass's sweep rows and the sample).

@@ -29,7 +29,7 @@ EDITS = {
              "        return fused;"),
 }
 # a registered bug's fix (named as fixing it, nothing else changed)
-FIX = os.path.join(ROOT, "cases", "known_issues", "fixes", "onnx-spacetodepth-mode-ignored.patch")
+FIX = os.path.join(ROOT, "cases", "fixes", "onnx-spacetodepth-mode-ignored.patch")
 FIXED_ENTRY = "onnx-spacetodepth-mode-ignored"
 
 

@@ -65,8 +65,9 @@ def verify(entry: KnownIssue, args, make_bench=try_change.bench_of) -> int:
     verified = (f"`try --patch` on apache/tvm @ {change.base[:10]} (source build, "
                 f"{time.strftime('%Y-%m-%d')}): {how} ({fixed[0].state}); nothing new in the "
                 f"{selection.size()} checks the change selects; {lines} lines changed")
-    registry_edit.set_field(entry.base, entry.id, "fix", kept)
+    # each new field goes right after the entry's id: written in reverse, read in order
     registry_edit.set_field(entry.base, entry.id, "fix_verified", verified)
+    registry_edit.set_field(entry.base, entry.id, "fix", kept)
     print(f"upstream: {said} fixes {entry.id}; kept as {target} and recorded in its entry")
     return EXIT_PASS
 
