@@ -25,7 +25,7 @@ EDITS = {
              "        IRModule fused = relax::FuseOps(m, opt_level, "
              "static_cast<size_t>(max_fuse_depth.value()));\n"
              "        // seeded fault: the input module is rewritten in place\n"
-             "        const_cast<IRModuleNode*>(m.get())->functions = fused->functions;\n"
+             "        const_cast<IRModuleNode*>(m.operator->())->functions = fused->functions;\n"
              "        return fused;"),
 }
 # a registered bug's fix (named as fixing it, nothing else changed)
