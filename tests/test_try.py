@@ -460,9 +460,9 @@ def test_a_real_fix_is_named_as_fixing_its_entry_and_changes_nothing_else(tmp_pa
 def test_a_real_pass_made_to_mutate_its_input_in_cpp_is_found(tmp_path):
     code, answer = _try_real("pass", tmp_path)
     assert code == 1
-    assert any("FuseOps" in finding["signature"] or "FuseOps" in finding["row"]
-               for finding in answer["new"])
-    assert not _side(answer, "head")["build"]["reused"]
+    assert "FuseOps" in answer["selection"]["passes"]
+    assert any(finding["signature"] == "mutated:zero-pipeline:FuseOps"
+               and finding["state"] == "confirmed" for finding in answer["new"])
 
 
 # ---- a fix, verified (`upstream ENTRY --fix PATCH`) -----------------------------------
