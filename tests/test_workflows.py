@@ -31,6 +31,10 @@ def _audit(*paths: str) -> subprocess.CompletedProcess:
 def test_the_workflows_are_clean():
     proc = _audit(*WORKFLOWS)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    # a file it cannot parse is skipped with a warning, not a finding: that is a failure too
+    assert "failed to parse" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+    for name in ("try.yml", "nightly.yml", "try-tvm-pull-request.yml"):
+        assert f"completed {name}" in proc.stderr or name in proc.stderr, proc.stderr[-2000:]
 
 
 def test_the_audit_refuses_a_tag_pinned_action_and_a_kept_token(tmp_path):
