@@ -347,6 +347,7 @@ def test_a_head_that_does_not_compile_is_new(repo, tmp_path, capsys):
     code = try_change.try_change(_args(repo, tmp_path, head=head), lambda *_: ToyBench(repo))
     text = capsys.readouterr().out
     assert code == 1 and "build:it does not compile" in text and "fuse_ops.cc:1" in text
+    assert "| build | `build:it does not compile` | confirmed |" in text   # one line a row
 
 
 def test_a_pass_that_starts_mutating_its_input_is_found_by_its_sweep(repo, tmp_path, capsys):

@@ -49,7 +49,8 @@ def markdown(change: Change, selection: Selection, outcome: TrialOutcome | None,
         lines += ["", "#### New on the head", "", "| check | what it shows | checked again | "
                   "check it again |", "|---|---|---|---|"]
         for finding in new:
-            note = f" ({finding.note})" if finding.note else ""
+            # the build's lines go in a block below the table, never inside a cell
+            note = f" ({finding.note})" if finding.note and finding.row != "build" else ""
             lines.append(f"| {finding.row} | `{finding.signature}`{note} | {finding.state} | "
                          f"{_reproduce(finding.recheck, change.head)} |")
             if finding.row == "build" and finding.note:

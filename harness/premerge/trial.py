@@ -186,7 +186,8 @@ def compare(base: nights.Night, head: nights.Night) -> list[Finding]:
     reproduced on the base and does not on the head fixes its entry."""
     if not head.build.get("ok", True):
         if base.build.get("ok", True):
-            return [Finding(NEW, "build", nights.BUILD_FAILED,
+            # the bench builds a failing commit twice before it says so: confirmed
+            return [Finding(NEW, "build", nights.BUILD_FAILED, nights.CONFIRMED,
                             note=(head.build.get("tail") or "")[-400:])]
         return []
     found = []
@@ -212,8 +213,7 @@ def _check_again(findings: list[Finding], bench: Bench, runner: Any,
     """Each change checked alone on the head's build: a new failure must show again, a gone
     one must stay gone; otherwise it is flaky and never reported as the change's."""
     for finding in findings:
-        if finding.state or finding.row == "build":
-            finding.state = finding.state or nights.CONFIRMED   # built twice already
+        if finding.state:
             continue
         shows = bench.shows(finding.recheck, finding.signature, runner) \
             if finding.recheck else None
