@@ -71,8 +71,8 @@ def select(touched: list[Touched], exercised: Exercised, catalog_maps: dict[str,
     selection = Selection()
     history = history or History()
     for item in touched:
-        # a frontend's file holds every converter: its bugs are remembered by converter
-        # (the converter's own cases above), unless the change reaches them all
+        # a frontend's file holds every converter: a changed converter selects its own
+        # cases (below), and the file's bugs only when the change reaches every converter
         by_file = item.area not in (Area.INERT, Area.FRONTEND) or \
             (item.area == Area.FRONTEND and (item.whole_frontend or not item.converters))
         if by_file:
