@@ -248,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_reduce_options(p)
     p.set_defaults(func=cmd_check)
 
-    for register in _extra_commands():
+    from harness.cli import commands
+    for register in commands.registers():
         register(sub)
     parser.commands = dict(sub.choices)
     parser.command_help = {action.dest: action.help for action in sub._choices_actions}
@@ -273,34 +274,6 @@ def _add_user_cases(folders: list[str]) -> None:
     if os.environ.get(catalog.USER_CASES):
         catalog.case_dirs()
         known_issues.registry()
-
-
-def _extra_commands():
-    """Catalog-wide commands live in their own modules; each adds its subparser."""
-    from harness.cli import attrs as attrs_cli
-    from harness.cli import (
-        bisect,
-        bisect_step,
-        envs,
-        fuzz,
-        guard_suite,
-        matrix,
-        merge,
-        nightly_shard,
-        passes,
-        reach,
-        reduce,
-        report,
-        reproducers,
-        try_change,
-        upstream,
-        watch,
-    )
-    return [report.register, attrs_cli.register, fuzz.register, bisect.register,
-            bisect_step.register, matrix.register, envs.register, reduce.register,
-            passes.register, reproducers.register, upstream.register, guard_suite.register,
-            merge.register, nightly_shard.register, watch.register, reach.register,
-            try_change.register]
 
 
 def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
