@@ -48,8 +48,7 @@ def main() -> int:
         return 2
     everything = catalog.select_for_run(None, everything=True)
     maps = {case.id: case.door.converter_map for case in everything}
-    node_tests = {"node-" + name.removesuffix(".onnx").removeprefix("test_"): operators
-                  for name, operators in onnx_node.manifest().items()}
+    node_tests = onnx_node.operators_by_case()
     found = exercised.gather(reach.recorded_rows(), node_tests, maps)
     nightly = len(everything) * len(targets.PATHS)
     by_area: dict[str, list[bool]] = {}

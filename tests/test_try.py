@@ -168,8 +168,7 @@ def _maps():
 
 def _node_tests():
     from harness.catalog import onnx_node
-    return {"node-" + name.removesuffix(".onnx").removeprefix("test_"): operators
-            for name, operators in onnx_node.manifest().items()}
+    return onnx_node.operators_by_case()
 
 
 def test_a_changed_converter_selects_the_cases_that_exercise_it_named_first():

@@ -89,7 +89,7 @@ def _discover_onnx_node(rule: dict, slow: set[str], taken_ops: set[str]) -> list
                 continue
         elif expanded or (wanted and not wanted & set(ops)):
             continue
-        case_id = "node-" + name.removesuffix(".onnx").removeprefix("test_")
+        case_id = onnx_node.case_id(name)
         for layout in rule.get("layouts", ["nchw"]):
             variant = case_id if layout == "nchw" else f"{case_id}-{layout}"
             tags = with_slow(rule.get("tags", []), variant, slow)

@@ -44,6 +44,16 @@ def manifest() -> dict[str, list[str]]:
         return json.load(handle)
 
 
+def case_id(model_file: str) -> str:
+    """The catalog id of a node test's model: test_resize_linear.onnx -> node-resize_linear."""
+    return "node-" + model_file.removesuffix(".onnx").removeprefix("test_")
+
+
+def operators_by_case() -> dict[str, list[str]]:
+    """{catalog id: the operators its graph holds}, for every node test model."""
+    return {case_id(name): operators for name, operators in manifest().items()}
+
+
 def _generate(folder: str, path: str) -> None:
     import onnx
     from onnx.backend.test.case import node

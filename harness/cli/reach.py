@@ -113,8 +113,7 @@ def cmd_reach(args) -> int:
         if interrupted is not None:
             return interrupted
         rows = reported + measured
-    node_tests = {"node-" + name.removesuffix(".onnx").removeprefix("test_"): operators
-                  for name, operators in onnx_node.manifest().items()}
+    node_tests = onnx_node.operators_by_case()
     found = reach_map.build(rows, totals, node_tests)
     if args.json:
         selection = args.pattern or (["--all"] if args.all else ["(the default selection)"])

@@ -104,8 +104,7 @@ def _exercised(read, args, maps, everything) -> exercised.Exercised:
     rows = reach.recorded_rows()
     for path in args.exercised or ():
         rows += reach.rows_of_report(path, "--exercised")
-    node_tests = {"node-" + name.removesuffix(".onnx").removeprefix("test_"): operators
-                  for name, operators in onnx_node.manifest().items()}
+    node_tests = onnx_node.operators_by_case()
     found = exercised.gather(rows, node_tests, maps)
     wanted = {frontend for item in read if item.area == touched.Area.FRONTEND
               for frontend in exercised.MAPS_OF_FOLDER.get(item.frontend, ())}
